@@ -1,0 +1,52 @@
+# skillhost — see README.md. Every target installs what it needs through
+# scripts/setup.sh, which does nothing when everything is there.
+
+GO       ?= go
+BIN      := bin/skillhost
+PKGS     := ./...
+BENCH    ?= .
+BENCHTIME ?= 1s
+
+.PHONY: all build run test test-short bench check guests tinygo setup clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/skillhost
+
+# The main job on the bundled defaults: describe and call a bundled tool.
+run: build
+	./$(BIN) show slugify
+	./$(BIN) call slugify '{"text":"Hello, Wasm World!"}'
+
+# What CI runs (.ci/run): every test under the race detector, then every
+# benchmark once so they keep compiling and running.
+test: setup
+	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime=$(BENCHTIME) -benchmem -count=1 $(PKGS)
+
+check: setup
+	@test -z "$$(gofmt -l . | grep -v '^testdata/' | tee /dev/stderr)" || (echo "gofmt: files above need formatting" && exit 1)
+	$(GO) vet $(PKGS)
+	"$$($(GO) env GOPATH)/bin/staticcheck" $(PKGS)
+	$(GO) mod tidy -diff
+	@test -z "$$(git status --porcelain | tee /dev/stderr)" || (echo "check: the tree is not clean" && exit 1)
+
+# Rebuild every guest module from its source (the .wasm files are committed).
+guests: setup
+	bash scripts/build-guests.sh
+
+tinygo:
+	bash scripts/install-tinygo.sh
+
+clean:
+	rm -rf bin .skillhost

@@ -1,0 +1,124 @@
+package host
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/skillhost/skillhost/abi"
+)
+
+// Default limits, used where neither the manifest nor the operator set one.
+const (
+	DefaultTimeout              = 30 * time.Second
+	DefaultMaxMemoryBytes       = 256 << 20
+	DefaultMaxOutputBytes       = 16 << 20
+	DefaultMaxLogBytes          = 1 << 20
+	DefaultMaxVarBytes          = 1 << 20
+	DefaultMaxHTTPResponseBytes = 16 << 20
+	DefaultMaxKernelBytes       = 64 << 20
+	DefaultMaxToolDepth         = 4
+)
+
+// Config configures a Host. It is an immutable value: each WithXxx method
+// returns a changed copy and never fails; New validates the result.
+type Config struct {
+	cacheDir     string
+	defaults     Limits
+	maxToolDepth int
+	logLevel     abi.LogLevel
+}
+
+// NewConfig returns the default configuration: no on-disk compilation
+// cache, the Default* limits, a tool_call depth of DefaultMaxToolDepth and
+// guest logs from info up.
+func NewConfig() Config {
+	return Config{
+		defaults: Limits{
+			Timeout:              DefaultTimeout,
+			MaxMemoryBytes:       DefaultMaxMemoryBytes,
+			MaxOutputBytes:       DefaultMaxOutputBytes,
+			MaxLogBytes:          DefaultMaxLogBytes,
+			MaxVarBytes:          DefaultMaxVarBytes,
+			MaxHTTPResponseBytes: DefaultMaxHTTPResponseBytes,
+			MaxKernelBytes:       DefaultMaxKernelBytes,
+		},
+		maxToolDepth: DefaultMaxToolDepth,
+		logLevel:     abi.LogInfo,
+	}
+}
+
+// WithCacheDir keeps compiled machine code in dir (created if missing),
+// so a module compiles once per content hash across processes. Without
+// it, modules are compiled once per Host, in memory.
+func (c Config) WithCacheDir(dir string) Config {
+	c.cacheDir = dir
+	return c
+}
+
+// WithDefaultLimits sets the limits used where a grant leaves a field zero.
+// Zero fields of l keep the current defaults.
+func (c Config) WithDefaultLimits(l Limits) Config {
+	c.defaults = overlay(c.defaults, l)
+	return c
+}
+
+// WithMaxToolDepth sets how deep tool_call may nest: a guest called at
+// depth n may call tools only while n < depth.
+func (c Config) WithMaxToolDepth(depth int) Config {
+	c.maxToolDepth = depth
+	return c
+}
+
+// WithLogLevel sets the lowest guest log level kept; get_log_level
+// reports it to guests so they can skip formatting the rest.
+func (c Config) WithLogLevel(l abi.LogLevel) Config {
+	c.logLevel = l
+	return c
+}
+
+// DefaultLimits returns the limits applied where a grant leaves a field zero.
+func (c Config) DefaultLimits() Limits { return c.defaults }
+
+func (c Config) validate() error {
+	d := c.defaults
+	switch {
+	case d.Timeout < 0:
+		return fmt.Errorf("%w: default timeout %v is negative", ErrBadConfig, d.Timeout)
+	case d.MaxMemoryBytes > 4<<30:
+		return fmt.Errorf("%w: default max_memory_bytes %d is above the 4 GiB a 32-bit guest can address", ErrBadConfig, d.MaxMemoryBytes)
+	case d.MaxOutputBytes < 0 || d.MaxLogBytes < 0 || d.MaxVarBytes < 0 || d.MaxHTTPResponseBytes < 0 || d.MaxKernelBytes < 0:
+		return fmt.Errorf("%w: default byte limits must not be negative", ErrBadConfig)
+	case c.maxToolDepth < 0:
+		return fmt.Errorf("%w: max tool depth %d is negative", ErrBadConfig, c.maxToolDepth)
+	}
+	return nil
+}
+
+// resolve fills a grant's zero limits from the defaults.
+func (c Config) resolve(l Limits) Limits { return overlay(c.defaults, l) }
+
+// overlay returns base with every non-zero field of top put over it.
+func overlay(base, top Limits) Limits {
+	if top.Timeout != 0 {
+		base.Timeout = top.Timeout
+	}
+	if top.MaxMemoryBytes != 0 {
+		base.MaxMemoryBytes = top.MaxMemoryBytes
+	}
+	if top.MaxOutputBytes != 0 {
+		base.MaxOutputBytes = top.MaxOutputBytes
+	}
+	if top.MaxLogBytes != 0 {
+		base.MaxLogBytes = top.MaxLogBytes
+	}
+	if top.MaxVarBytes != 0 {
+		base.MaxVarBytes = top.MaxVarBytes
+	}
+	if top.MaxHTTPResponseBytes != 0 {
+		base.MaxHTTPResponseBytes = top.MaxHTTPResponseBytes
+	}
+	if top.MaxKernelBytes != 0 {
+		base.MaxKernelBytes = top.MaxKernelBytes
+	}
+	return base
+}

@@ -1,0 +1,242 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/skillhost/skillhost/abi"
+)
+
+// Host runs guest modules. It owns one wazero runtime in which every guest
+// instance is stopped at its deadline (close-on-context-done), the
+// compilation cache, and the compiled modules by content hash.
+//
+// A Host is safe for concurrent use.
+type Host struct {
+	cfg   Config
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+
+	// provided maps "module\x00name" to the signature of every function
+	// the host offers a guest.
+	provided map[string]api.FunctionDefinition
+
+	mu       sync.Mutex
+	compiled map[[32]byte]*compiled
+	egress   sync.Map // policy key -> *egress.Client
+
+	closed atomic.Bool
+}
+
+// compiled is one module's machine code and what was read from it. It is
+// shared by every Module loaded from the same bytes.
+type compiled struct {
+	cm      wazero.CompiledModule
+	info    moduleInfo
+	exports map[string]api.FunctionDefinition
+	init    []string // exports to run after instantiation, in order
+}
+
+// New returns a Host configured by cfg.
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	var cache wazero.CompilationCache
+	if cfg.cacheDir != "" {
+		if err := os.MkdirAll(cfg.cacheDir, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: compilation cache dir: %v", ErrBadConfig, err)
+		}
+		c, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: compilation cache dir %q: %v", ErrBadConfig, cfg.cacheDir, err)
+		}
+		cache = c
+		rc = rc.WithCompilationCache(c)
+	}
+	h := &Host{
+		cfg:      cfg,
+		rt:       wazero.NewRuntimeWithConfig(ctx, rc),
+		cache:    cache,
+		provided: map[string]api.FunctionDefinition{},
+		compiled: map[[32]byte]*compiled{},
+	}
+	wasiBuilder := h.rt.NewHostModuleBuilder(abi.ModuleWASI)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasiBuilder)
+	wasi, err := wasiBuilder.Instantiate(ctx)
+	if err != nil {
+		h.rt.Close(ctx)
+		return nil, fmt.Errorf("instantiating WASI: %w", err)
+	}
+	env, err := instantiateHostModule(ctx, h.rt, abi.ModuleEnv, envFuncs)
+	if err != nil {
+		h.rt.Close(ctx)
+		return nil, fmt.Errorf("instantiating %s: %w", abi.ModuleEnv, err)
+	}
+	user, err := instantiateHostModule(ctx, h.rt, abi.ModuleUser, userFuncs)
+	if err != nil {
+		h.rt.Close(ctx)
+		return nil, fmt.Errorf("instantiating %s: %w", abi.ModuleUser, err)
+	}
+	for _, m := range []api.Module{wasi, env, user} {
+		for name, def := range m.ExportedFunctionDefinitions() {
+			h.provided[m.Name()+"\x00"+name] = def
+		}
+	}
+	return h, nil
+}
+
+// Close releases the runtime and every module. Calls in flight are ended.
+func (h *Host) Close(ctx context.Context) error {
+	if h.closed.Swap(true) {
+		return nil
+	}
+	err := h.rt.Close(ctx)
+	if h.cache != nil {
+		if cerr := h.cache.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Config returns the host's configuration.
+func (h *Host) Config() Config { return h.cfg }
+
+// LoadOptions says how to load a module.
+type LoadOptions struct {
+	// Name identifies the module in errors and logs, e.g. "text.wasm".
+	Name string
+	// SHA256 is an optional hex pin; a module whose digest differs is
+	// refused with ErrHashMismatch.
+	SHA256 string
+}
+
+// Load checks and compiles a module, once per content hash: loading the same
+// bytes again returns a Module sharing the compiled code. A module that
+// imports anything the host does not provide is refused, naming the import.
+func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Module, error) {
+	if h.closed.Load() {
+		return nil, ErrClosed
+	}
+	name := opts.Name
+	if name == "" {
+		name = "module"
+	}
+	sum := sha256.Sum256(wasm)
+	if opts.SHA256 != "" {
+		pin := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(opts.SHA256), "sha256:"))
+		if got := hex.EncodeToString(sum[:]); pin != got {
+			return nil, fmt.Errorf("%w: %s has sha256 %s, pinned %s", ErrHashMismatch, name, got, pin)
+		}
+	}
+	c, err := h.compile(ctx, name, wasm, sum)
+	if err != nil {
+		return nil, err
+	}
+	return &Module{h: h, name: name, sum: sum, c: c}, nil
+}
+
+func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]byte) (*compiled, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.compiled[sum]; ok {
+		return c, nil
+	}
+	info, err := scanModule(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
+	}
+	for _, imp := range info.imports {
+		if imp.kind != 0 {
+			return nil, fmt.Errorf("%w: %s imports %s; the host provides only functions", ErrUnknownImport, name, imp)
+		}
+		if _, ok := h.provided[imp.module+"\x00"+imp.name]; !ok {
+			return nil, fmt.Errorf("%w: %s imports %s, which is not among the %s, %s and %s functions",
+				ErrUnknownImport, name, imp, abi.ModuleEnv, abi.ModuleUser, abi.ModuleWASI)
+		}
+	}
+	cm, err := h.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
+	}
+	for _, def := range cm.ImportedFunctions() {
+		mod, fn, _ := def.Import()
+		want := h.provided[mod+"\x00"+fn]
+		if !sameSignature(def, want) {
+			cm.Close(ctx)
+			return nil, fmt.Errorf("%w: %s imports function %s.%s as %s, but the host provides %s",
+				ErrUnknownImport, name, mod, fn, signature(def), signature(want))
+		}
+	}
+	c := &compiled{cm: cm, info: info, exports: cm.ExportedFunctions()}
+	c.init = initExports(c.exports)
+	h.compiled[sum] = c
+	return c, nil
+}
+
+// initExports returns the exports to run once per instance before any
+// other, following the conventions Extism hosts use: a WASI reactor's
+// _initialize (else a command's __wasm_call_ctors), then hs_init for
+// Haskell guests.
+func initExports(exports map[string]api.FunctionDefinition) []string {
+	var init []string
+	noArgs := func(name string) bool {
+		d, ok := exports[name]
+		return ok && len(d.ParamTypes()) == 0 && len(d.ResultTypes()) == 0
+	}
+	switch {
+	case noArgs(abi.ExportInitialize):
+		init = append(init, abi.ExportInitialize)
+	case noArgs("__wasm_call_ctors"):
+		init = append(init, "__wasm_call_ctors")
+	}
+	if d, ok := exports["hs_init"]; ok && len(d.ParamTypes()) == 2 {
+		init = append(init, "hs_init")
+	}
+	return init
+}
+
+func sameSignature(a, b api.FunctionDefinition) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	return equalTypes(a.ParamTypes(), b.ParamTypes()) && equalTypes(a.ResultTypes(), b.ResultTypes())
+}
+
+func equalTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func signature(d api.FunctionDefinition) string {
+	if d == nil {
+		return "nothing"
+	}
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	return "(" + names(d.ParamTypes()) + ") -> (" + names(d.ResultTypes()) + ")"
+}

@@ -1,0 +1,317 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/host/internal/egress"
+)
+
+// instance is one instantiation of a module with the state its host
+// functions use. It serves one call at a time: fresh per call by default,
+// reused by a Pool for trusted modules.
+type instance struct {
+	m      *Module
+	mod    api.Module
+	grant  Grant
+	limits Limits
+	alloc  *capAllocator
+	closer []io.Closer
+
+	tools    ToolDispatcher
+	services ServiceProvider
+	onLog    func(LogEntry)
+	logLevel abi.LogLevel
+	depth    int
+	maxDepth int
+
+	kernel   *kernel
+	vars     map[string][]byte
+	varBytes int64
+
+	httpStatus  int32
+	httpHeaders map[string]string
+
+	// per call
+	ctx           context.Context
+	logs          []LogEntry
+	logBytes      int64
+	logsTruncated bool
+	initialized   bool
+}
+
+func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (in *instance, err error) {
+	limits := m.h.cfg.resolve(g.Limits)
+	if m.c.info.hasMemory && m.c.info.memMinPages*65536 > limits.MaxMemoryBytes {
+		return nil, &CallError{Kind: ErrLimit, Code: abi.CodeLimitExceeded,
+			Message: fmt.Sprintf("%s declares %d pages of initial memory, above the %d-byte memory limit", m.name, m.c.info.memMinPages, limits.MaxMemoryBytes)}
+	}
+	in = &instance{
+		m:        m,
+		grant:    g,
+		limits:   limits,
+		alloc:    &capAllocator{limit: limits.MaxMemoryBytes},
+		tools:    opts.Tools,
+		services: opts.Services,
+		onLog:    opts.OnLog,
+		logLevel: m.h.cfg.logLevel,
+		depth:    CallDepth(ctx),
+		maxDepth: m.h.cfg.maxToolDepth,
+		kernel:   newKernel(limits.MaxKernelBytes),
+		ctx:      ctx,
+	}
+	mc := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions().
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(in.nanosleep).
+		WithOsyield(runtime.Gosched).
+		WithRandSource(rand.Reader).
+		WithStdin(bytes.NewReader(nil)).
+		WithStdout(logWriter{in, "stdout"}).
+		WithStderr(logWriter{in, "stderr"}).
+		WithArgs(m.name)
+	for k, v := range g.Env {
+		mc = mc.WithEnv(k, v)
+	}
+	fsc, closers, err := mountFS(g.Mounts)
+	if err != nil {
+		return nil, err
+	}
+	in.closer = closers
+	mc = mc.WithFSConfig(fsc)
+
+	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
+	mod, err := m.h.rt.InstantiateModule(ictx, m.c.cm, mc)
+	if err != nil {
+		in.close()
+		if m.h.closed.Load() {
+			return nil, ErrClosed
+		}
+		return nil, in.failure("instantiate", 0, err)
+	}
+	in.mod = mod
+	return in, nil
+}
+
+func (in *instance) close() {
+	if in.mod != nil {
+		in.mod.Close(context.Background())
+		in.mod = nil
+	}
+	for _, c := range in.closer {
+		c.Close()
+	}
+	in.closer = nil
+}
+
+// call runs one export. The instance must not be used again after a call
+// that returned an error other than ErrGuest (see reusable).
+func (in *instance) call(ctx context.Context, export string, input []byte, res *Result) (err error) {
+	ctx, cancel := context.WithTimeout(ctx, in.limits.Timeout)
+	defer cancel()
+	in.ctx = ctx
+	in.depth = CallDepth(ctx)
+	in.logs, in.logBytes, in.logsTruncated = nil, 0, false
+	in.kernel.reset()
+	defer func() {
+		if p := recover(); p != nil {
+			// Host code must never panic past a call; report and move on.
+			err = &CallError{Export: export, Kind: ErrTrap, Code: abi.CodeInternal,
+				Message: fmt.Sprintf("internal error: %v", p), Cause: fmt.Errorf("%w: %v", errInternal, p)}
+		}
+		res.Logs, res.LogsTruncated = in.logs, in.logsTruncated
+		in.ctx = nil
+	}()
+	if err := in.kernel.setInput(input); err != nil {
+		return in.failure(export, 0, err)
+	}
+	cctx := context.WithValue(ctx, instKey{}, in)
+	if !in.initialized {
+		for _, name := range in.m.c.init {
+			var args []uint64
+			if name == "hs_init" {
+				args = []uint64{0, 0}
+			}
+			if _, err := in.mod.ExportedFunction(name).Call(cctx, args...); err != nil {
+				if !isExit0(err) {
+					return in.failure(name, 0, err)
+				}
+			}
+		}
+		in.initialized = true
+	}
+	fn := in.mod.ExportedFunction(export)
+	out, callErr := fn.Call(cctx)
+	var rc int32
+	if len(out) == 1 {
+		rc = int32(uint32(out[0]))
+	}
+	if callErr != nil {
+		var exit *sys.ExitError
+		if errors.As(callErr, &exit) && exit.ExitCode() == 0 && ctx.Err() == nil {
+			callErr = nil
+		} else {
+			if errors.As(callErr, &exit) && exit.ExitCode() < 256 {
+				rc = int32(exit.ExitCode())
+			}
+			res.ReturnCode = rc
+			return in.failure(export, rc, callErr)
+		}
+	}
+	res.ReturnCode = rc
+	if in.kernel.errorOff != 0 {
+		msg, _ := in.kernel.bytes(in.kernel.errorOff)
+		ge := abi.ParseError(msg)
+		return &CallError{Export: export, Kind: ErrGuest, Code: ge.Code, Message: ge.Message, Guest: ge, ReturnCode: rc}
+	}
+	if rc != 0 {
+		return &CallError{Export: export, Kind: ErrGuest, Code: abi.CodeGuestError, ReturnCode: rc,
+			Message: fmt.Sprintf("returned code %d without an error message", rc)}
+	}
+	if in.kernel.outputLen > 0 {
+		span, err := in.kernel.span(in.kernel.outputOff, in.kernel.outputLen)
+		if err != nil {
+			return in.failure(export, rc, err)
+		}
+		res.Output = bytes.Clone(span)
+	} else {
+		res.Output = []byte{}
+	}
+	return nil
+}
+
+func isExit0(err error) bool {
+	var exit *sys.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == 0
+}
+
+// failure classifies an error from instantiating or running the guest.
+func (in *instance) failure(export string, rc int32, err error) *CallError {
+	ce := &CallError{Export: export, ReturnCode: rc, Cause: err}
+	var exit *sys.ExitError
+	var capErr *CapabilityError
+	var lim *limitError
+	ctxErr := error(nil)
+	if in.ctx != nil {
+		ctxErr = in.ctx.Err()
+	}
+	switch {
+	case errors.As(err, &lim):
+		ce.Kind, ce.Code, ce.Message = ErrLimit, abi.CodeLimitExceeded, lim.Error()
+	case in.alloc.denied:
+		ce.Kind, ce.Code = ErrLimit, abi.CodeLimitExceeded
+		ce.Message = fmt.Sprintf("memory limit of %d bytes exceeded", in.limits.MaxMemoryBytes)
+	case errors.As(err, &capErr):
+		ce.Kind, ce.Code, ce.Message = ErrDenied, abi.CodePermissionDenied, capErr.Error()
+	case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded):
+		ce.Kind, ce.Code = ErrTimeout, abi.CodeTimeout
+		ce.Message = fmt.Sprintf("timed out after %v", in.limits.Timeout)
+	case ctxErr != nil || (errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled):
+		ce.Kind, ce.Code, ce.Message = ErrCanceled, abi.CodeTimeout, "canceled by the caller"
+	case errors.As(err, &exit):
+		ce.Kind, ce.Code = ErrTrap, abi.CodeTrap
+		ce.Message = fmt.Sprintf("exited with code %d", exit.ExitCode())
+	case errors.Is(err, errHTTP):
+		ce.Kind, ce.Code, ce.Message = ErrTrap, abi.CodeUnavailable, firstLine(err.Error())
+	case errors.Is(err, errInternal):
+		ce.Kind, ce.Code, ce.Message = ErrTrap, abi.CodeInternal, firstLine(err.Error())
+	default:
+		ce.Kind, ce.Code, ce.Message = ErrTrap, abi.CodeTrap, firstLine(err.Error())
+	}
+	return ce
+}
+
+// firstLine drops wazero's stack trace and its "(recovered by wazero)" note.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSuffix(s, " (recovered by wazero)")
+}
+
+// nanosleep serves WASI clock sleeps (poll_oneoff): it sleeps for real, and
+// returns early when the call's deadline passes so that a sleeping guest
+// is stopped on time.
+func (in *instance) nanosleep(ns int64) {
+	ctx := in.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// log records a guest message within the log byte cap.
+func (in *instance) log(level abi.LogLevel, source string, msg []byte) {
+	if in.logsTruncated {
+		return
+	}
+	room := in.limits.MaxLogBytes - in.logBytes
+	if int64(len(msg)) > room {
+		msg = msg[:max(room, 0)]
+		in.logsTruncated = true
+	}
+	if len(msg) == 0 {
+		return
+	}
+	in.logBytes += int64(len(msg))
+	e := LogEntry{Level: level, Source: source, Message: string(msg)}
+	in.logs = append(in.logs, e)
+	if in.onLog != nil {
+		in.onLog(e)
+	}
+}
+
+// logWriter turns a guest's stdout or stderr into log entries.
+type logWriter struct {
+	in     *instance
+	source string
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	level := abi.LogInfo
+	if w.source == "stderr" {
+		level = abi.LogWarn
+	}
+	w.in.log(level, w.source, p)
+	return len(p), nil
+}
+
+// httpClient returns the egress client for this grant, shared by every
+// call with the same network policy so connections are reused.
+func (in *instance) httpClient() (*egress.Client, error) {
+	g := in.grant
+	key := fmt.Sprintf("%q|%v|%d", g.AllowedHosts, g.AllowPrivateNetwork, in.limits.MaxHTTPResponseBytes)
+	if c, ok := in.m.h.egress.Load(key); ok {
+		return c.(*egress.Client), nil
+	}
+	c, err := egress.NewClient(egress.Policy{
+		AllowedHosts:     g.AllowedHosts,
+		AllowPrivate:     g.AllowPrivateNetwork,
+		MaxResponseBytes: in.limits.MaxHTTPResponseBytes,
+	})
+	if err != nil {
+		return nil, &CapabilityError{Capability: "network", Detail: err.Error()}
+	}
+	actual, _ := in.m.h.egress.LoadOrStore(key, c)
+	return actual.(*egress.Client), nil
+}

@@ -1,0 +1,141 @@
+package host
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/skillhost/skillhost/abi"
+)
+
+// Module is a compiled guest module. It is safe for concurrent use: each
+// Call runs in a fresh instance of its own, so nothing one call writes
+// (linear memory, globals, vars, kernel memory) is visible to the next.
+// For trusted modules that keep state between calls, see NewPool.
+type Module struct {
+	h    *Host
+	name string
+	sum  [32]byte
+	c    *compiled
+}
+
+// Name returns the name the module was loaded under.
+func (m *Module) Name() string { return m.name }
+
+// SHA256 returns the hex digest of the module's bytes.
+func (m *Module) SHA256() string { return hex.EncodeToString(m.sum[:]) }
+
+// Exports returns the names of the functions a caller may call: exports of
+// type () -> i32 or () -> (), sorted, without the initialisers.
+func (m *Module) Exports() []string {
+	var names []string
+	for name := range m.c.exports {
+		if m.callable(name) == nil && !isInit(m.c.init, name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func isInit(init []string, name string) bool {
+	for _, n := range init {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// callable reports why export cannot be called, or nil.
+func (m *Module) callable(export string) error {
+	d, ok := m.c.exports[export]
+	if !ok {
+		return fmt.Errorf("%w: %s has no export %q", ErrExportNotFound, m.name, export)
+	}
+	if len(d.ParamTypes()) != 0 || len(d.ResultTypes()) > 1 || (len(d.ResultTypes()) == 1 && d.ResultTypes()[0] != i32) {
+		return fmt.Errorf("%w: %s export %q has type %s; tools are () -> i32", ErrExportNotFound, m.name, export, signature(d))
+	}
+	return nil
+}
+
+// CallOptions are the per-call settings of Module.Call.
+type CallOptions struct {
+	// Grant is the effective grant (already intersected with the operator's)
+	// the call runs under. Zero limits take the host's defaults.
+	Grant Grant
+	// Tools serves tool_call; nil answers every tool_call with an error.
+	Tools ToolDispatcher
+	// Services serves capability_call; nil answers with an error.
+	Services ServiceProvider
+	// OnLog, when set, receives each guest log entry as it is written, in
+	// addition to Result.Logs.
+	OnLog func(LogEntry)
+}
+
+// LogEntry is one guest log message or stdout/stderr write.
+type LogEntry struct {
+	Level abi.LogLevel `json:"level"`
+	// Source is "log" for the log_* functions, "stdout" or "stderr".
+	Source  string `json:"source"`
+	Message string `json:"message"`
+}
+
+// Result is what a call produced. It is returned, with the logs, also when
+// the call failed.
+type Result struct {
+	// Output holds the bytes the guest passed to output_set (nil on error).
+	Output []byte
+	// ReturnCode is the export's i32 result, or the WASI exit code.
+	ReturnCode int32
+	Logs       []LogEntry
+	// LogsTruncated is set when the guest wrote more than MaxLogBytes.
+	LogsTruncated bool
+	Duration      time.Duration
+}
+
+// Call runs export in a fresh instance with input as the Extism input and
+// returns its output. A failure of the guest (error_set, a non-zero code, a
+// trap, a timeout, a limit, a denied capability) is a *CallError that
+// matches the sentinels with errors.Is; the Result is always non-nil.
+func (m *Module) Call(ctx context.Context, export string, input []byte, opts *CallOptions) (*Result, error) {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
+	start := time.Now()
+	res := &Result{}
+	if m.h.closed.Load() {
+		return res, ErrClosed
+	}
+	if err := m.callable(export); err != nil {
+		return res, err
+	}
+	in, err := m.newInstance(ctx, opts.Grant, opts)
+	if err != nil {
+		return res, err
+	}
+	defer in.close()
+	err = in.call(ctx, export, input, res)
+	res.Duration = time.Since(start)
+	return res, err
+}
+
+// Describe calls the module's describe export, which guests built with the
+// skillhost SDKs provide, and returns the tools it declares.
+func (m *Module) Describe(ctx context.Context) (*abi.Description, error) {
+	if _, ok := m.c.exports[abi.ExportDescribe]; !ok {
+		return nil, fmt.Errorf("%w: %s has no %q export", ErrExportNotFound, m.name, abi.ExportDescribe)
+	}
+	res, err := m.Call(ctx, abi.ExportDescribe, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var d abi.Description
+	if err := json.Unmarshal(res.Output, &d); err != nil {
+		return nil, fmt.Errorf("%w: %s: describe returned invalid JSON: %v", ErrInvalidModule, m.name, err)
+	}
+	return &d, nil
+}

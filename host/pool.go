@@ -1,0 +1,106 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Pool keeps warm instances of one module for trusted code: a call reuses
+// an instance that earlier calls ran in, skipping instantiation and the
+// guest's initialisation (milliseconds for a Go guest).
+//
+// What a pool does not isolate: linear memory, globals and vars persist from
+// one call to the next in the same instance, so one caller can see what
+// another left behind. Use pools only for modules you trust with all their
+// callers' data; Module.Call gives every call a fresh instance. What a pool
+// still isolates: kernel memory (input, output, error) is reset per call,
+// limits and deadlines apply per call, and an instance that trapped, timed
+// out or hit a limit is discarded, never reused.
+//
+// A Pool is safe for concurrent use; at most size calls run at once.
+type Pool struct {
+	m    *Module
+	opts CallOptions
+	sem  chan struct{}
+
+	mu     sync.Mutex
+	idle   []*instance
+	closed bool
+}
+
+// NewPool returns a pool of up to size warm instances running under opts.
+func (m *Module) NewPool(opts CallOptions, size int) (*Pool, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("%w: pool size %d must be positive", ErrBadConfig, size)
+	}
+	return &Pool{m: m, opts: opts, sem: make(chan struct{}, size)}, nil
+}
+
+// Call runs export in a warm instance, creating one when none is idle.
+func (p *Pool) Call(ctx context.Context, export string, input []byte) (*Result, error) {
+	start := time.Now()
+	res := &Result{}
+	if err := p.m.callable(export); err != nil {
+		return res, err
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return res, fmt.Errorf("%w: waiting for a pooled instance: %v", ErrCanceled, ctx.Err())
+	}
+	defer func() { <-p.sem }()
+
+	in, err := p.get(ctx)
+	if err != nil {
+		return res, err
+	}
+	err = in.call(ctx, export, input, res)
+	res.Duration = time.Since(start)
+	if err == nil || errors.Is(err, ErrGuest) {
+		p.put(in)
+	} else {
+		in.close()
+	}
+	return res, err
+}
+
+func (p *Pool) get(ctx context.Context) (*instance, error) {
+	p.mu.Lock()
+	if p.closed || p.m.h.closed.Load() {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if n := len(p.idle); n > 0 {
+		in := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return in, nil
+	}
+	p.mu.Unlock()
+	return p.m.newInstance(ctx, p.opts.Grant, &p.opts)
+}
+
+func (p *Pool) put(in *instance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		in.close()
+		return
+	}
+	p.idle = append(p.idle, in)
+}
+
+// Close discards the idle instances; calls in flight finish first and
+// their instances are then discarded too.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, in := range p.idle {
+		in.close()
+	}
+	p.idle = nil
+}
