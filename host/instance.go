@@ -174,6 +174,11 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		}
 	}
 	res.ReturnCode = rc
+	if ctx.Err() != nil {
+		// The deadline passed while the guest was finishing; its result
+		// came too late to count.
+		return in.failure(export, rc, ctx.Err())
+	}
 	if in.kernel.errorOff != 0 {
 		msg, _ := in.kernel.bytes(in.kernel.errorOff)
 		ge := abi.ParseError(msg)
@@ -257,6 +262,7 @@ func (in *instance) nanosleep(ns int64) {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
+		trap(ctx.Err())
 	}
 }
 
