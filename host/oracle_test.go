@@ -144,7 +144,7 @@ func runExtism(t *testing.T, c oracleCase, wasm []byte, mount string) outcome {
 	p, err := extism.NewPlugin(ctx, man, extism.PluginConfig{
 		EnableWasi:    true,
 		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(extismCache),
-		ModuleConfig: wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep(),
+		ModuleConfig:  wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep(),
 	}, nil)
 	if err != nil {
 		t.Fatalf("extism load: %v", err)
