@@ -71,8 +71,9 @@ type Grant struct {
 // an operator who grants op: only what both allow, with the smaller limit.
 //
 //   - A mount survives when the operator grants the same guest path over a
-//     host directory that contains the requested one; it is read-only when
-//     either side says so.
+//     host directory that contains the requested one (a request that names
+//     only the guest path gets the operator's directory); it is read-only
+//     when either side says so.
 //   - A host glob survives when the other side's glob matches it as text
 //     (op "*.example.com" keeps req "api.example.com"); a host that only both
 //     globs together would match is refused, never widened.
@@ -85,11 +86,18 @@ func Intersect(req, op Grant) Grant {
 	var g Grant
 	for _, rm := range req.Mounts {
 		for _, om := range op.Mounts {
-			if cleanGuest(rm.GuestPath) != cleanGuest(om.GuestPath) || !within(om.HostPath, rm.HostPath) {
+			if cleanGuest(rm.GuestPath) != cleanGuest(om.GuestPath) {
+				continue
+			}
+			hostPath := rm.HostPath
+			if hostPath == "" {
+				hostPath = om.HostPath // the request names only the guest path
+			}
+			if om.HostPath == "" || !within(om.HostPath, hostPath) {
 				continue
 			}
 			g.Mounts = append(g.Mounts, Mount{
-				HostPath:  filepath.Clean(rm.HostPath),
+				HostPath:  filepath.Clean(hostPath),
 				GuestPath: cleanGuest(rm.GuestPath),
 				ReadOnly:  rm.ReadOnly || om.ReadOnly,
 			})

@@ -27,6 +27,12 @@ func TestIntersect(t *testing.T) {
 			Grant{Mounts: []Mount{{HostPath: "/srv/data/sub", GuestPath: "/data", ReadOnly: true}}},
 		},
 		{
+			"request names only the guest path",
+			Grant{Mounts: []Mount{{GuestPath: "/data/", ReadOnly: true}, {GuestPath: "/tmp"}}},
+			Grant{Mounts: []Mount{{HostPath: "/srv/data", GuestPath: "/data"}}},
+			Grant{Mounts: []Mount{{HostPath: "/srv/data", GuestPath: "/data", ReadOnly: true}}},
+		},
+		{
 			"mount above the operator's is refused",
 			Grant{Mounts: []Mount{{HostPath: "/srv/data/../secret", GuestPath: "/data"}}},
 			Grant{Mounts: []Mount{{HostPath: "/srv/data", GuestPath: "/data"}}},

@@ -1,0 +1,176 @@
+package packs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const goodManifest = `name: demo
+version: 1.2.0
+description: A demo pack.
+modules:
+  - name: text
+    path: modules/text.wasm
+    sha256: ` + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" + `
+    request:
+      allowed_hosts: ["api.example.com"]
+      mounts: [{guest: /data, read_only: true}]
+      env: [API_KEY]
+      config: {user_agent: demo}
+      tools: [other]
+      services: [mail.send]
+    limits: {timeout: 2s, max_memory: 64MiB, max_output: 1MB}
+    tools:
+      - name: slugify
+        description: Make a slug.
+        input_schema:
+          type: object
+          properties: {text: {type: string}}
+        idempotent: true
+      - name: fetch
+        export: do_fetch
+        side_effects: true
+        requires_network: true
+`
+
+func TestParseGood(t *testing.T) {
+	p, err := Parse([]byte(goodManifest), "pack.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Pack{
+		Name: "demo", Version: "1.2.0", Description: "A demo pack.",
+		Modules: []*Module{{
+			Name: "text", Path: "modules/text.wasm", SHA256: strings.Repeat("a", 64),
+			Request: Request{
+				AllowedHosts: []string{"api.example.com"},
+				Mounts:       []MountRequest{{Guest: "/data", ReadOnly: true}},
+				Env:          []string{"API_KEY"},
+				Config:       map[string]string{"user_agent": "demo"},
+				Tools:        []string{"other"},
+				Services:     []string{"mail.send"},
+			},
+			Limits: Limits{Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxOutputBytes: 1e6},
+			Tools: []*Tool{
+				{Name: "slugify", Export: "slugify", Description: "Make a slug.", Idempotent: true,
+					InputSchema: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`)},
+				{Name: "fetch", Export: "do_fetch", SideEffects: true, RequiresNetwork: true},
+			},
+		}},
+	}
+	if d := cmp.Diff(want, p); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	if got := p.Modules[0].Tools[0].Risk(); got != "SAFE" {
+		t.Errorf("slugify risk %s", got)
+	}
+	if got := p.Modules[0].Tools[1].Risk(); got != "DANGEROUS" {
+		t.Errorf("fetch risk %s", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, manifest string
+		want           []string // substrings, one per expected error
+	}{
+		{"empty", "", []string{"pack.yaml: manifest is empty"}},
+		{"syntax", "name: [unclosed", []string{"pack.yaml:1:"}},
+		{"unknown field", "name: x\nmodules: []\nbogus: 1\n", []string{"pack.yaml:3: field bogus not found"}},
+		{"bad names", "name: Bad Name\nmodules:\n  - name: Text\n    path: ../x.wasm\n",
+			[]string{`pack.yaml: name: "Bad Name"`, `pack.yaml:3: modules[0].name: "Text"`, `pack.yaml:3: modules[0].path: "../x.wasm"`}},
+		{"no modules", "name: x\n", []string{"modules: a pack needs at least one module"}},
+		{"duplicate tool", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n      - name: a\n",
+			[]string{`pack.yaml:7: modules[0].tools[1].name: tool "a" is already declared at modules[0].tools[0]`}},
+		{"bad limits", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {timeout: soon}\n", []string{`limits: timeout "soon"`}},
+		{"bad size", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {max_memory: 8GiB}\n", []string{"above the 4 GiB"}},
+		{"bad schema", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n        input_schema: [1]\n", []string{"input_schema: a JSON Schema must be an object"}},
+		{"bad mount and env", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    request: {mounts: [{guest: data}], env: [lower]}\n",
+			[]string{`mounts[0].guest: "data"`, `env[0]: "lower"`}},
+		{"bad risk", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools: [{name: a, risk_level: scary}]\n", []string{`risk_level: "scary"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.manifest), "pack.yaml")
+			if !errors.Is(err, ErrInvalidManifest) {
+				t.Fatalf("err = %v, want ErrInvalidManifest", err)
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Errorf("got %d errors, want %d:\n%s", len(lines), len(tt.want), err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// An alias bomb is refused quickly (yaml.v3 limits alias expansion).
+func TestParseAliasBomb(t *testing.T) {
+	m := "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n        tags: &a [x,x,x,x,x,x,x,x,x]\n"
+	prev := "a"
+	for i := 0; i < 8; i++ {
+		name := string(rune('b' + i))
+		m += "      - name: " + name + "\n        tags: &" + name + " [" + strings.Repeat("*"+prev+",", 8) + "*" + prev + "]\n"
+		prev = name
+	}
+	if _, err := Parse([]byte(m), "pack.yaml"); !errors.Is(err, ErrInvalidManifest) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestLoadChecksModuleFiles(t *testing.T) {
+	fsys := fstest.MapFS{
+		"pack.yaml":         {Data: []byte("name: x\nmodules:\n  - name: m\n    path: m.wasm\n  - name: n\n    path: gone.wasm\n")},
+		"m.wasm":            {Data: []byte("\x00asm")},
+		"unrelated/file.md": {Data: []byte("#")},
+	}
+	_, err := Load(fsys, "packs/x", "workspace")
+	if !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), `packs/x/pack.yaml: modules[1].path: module file "gone.wasm" does not exist`) {
+		t.Errorf("err = %v", err)
+	}
+	delete(fsys, "pack.yaml")
+	if _, err := Load(fsys, "packs/x", "workspace"); !errors.Is(err, ErrNoManifest) {
+		t.Errorf("no manifest: err = %v", err)
+	}
+	fsys["pack.yaml"] = &fstest.MapFile{Data: []byte("name: x\n" + strings.Repeat("#", maxManifestBytes))}
+	if _, err := Load(fsys, "packs/x", "workspace"); !errors.Is(err, ErrInvalidManifest) {
+		t.Errorf("huge manifest: err = %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{"10": 10, "1KB": 1000, "1 KiB": 1024, "64MiB": 64 << 20, "2g": 2 << 30, "5B": 5} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MiB", "10 parsecs", "99999999999999999999", "18446744073709551615GiB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", in)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(goodManifest))
+	f.Add([]byte("name: x\nmodules: [{name: m, path: m.wasm, tools: [{name: a}]}]"))
+	f.Add([]byte("a: &a [*a]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse(data, "pack.yaml")
+		if err == nil && (p == nil || !nameRE.MatchString(p.Name)) {
+			t.Fatalf("accepted an invalid pack: %+v", p)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidManifest) {
+			t.Fatalf("error %v does not match ErrInvalidManifest", err)
+		}
+	})
+}

@@ -1,0 +1,130 @@
+// Package packs reads skill packs: a folder (on disk or embedded) with a
+// pack.yaml manifest naming the pack and the Wasm modules it brings, each
+// with the tools it exports, the capabilities it requests and its limits.
+//
+// The package only reads and validates; it runs nothing. Module bytes are
+// read through the pack's fs.FS and handed to the host by the caller.
+package packs
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"time"
+)
+
+// ManifestFile is the name of a pack's manifest at the pack root.
+const ManifestFile = "pack.yaml"
+
+// Errors returned by Load. A *ManifestError carries the file, line and
+// field of each problem and matches ErrInvalidManifest.
+var (
+	// ErrNoManifest is returned when a folder has no pack.yaml.
+	ErrNoManifest = errors.New("packs: no pack.yaml")
+	// ErrInvalidManifest is matched by every manifest problem.
+	ErrInvalidManifest = errors.New("packs: invalid manifest")
+)
+
+// Pack is a loaded, validated pack.
+type Pack struct {
+	Name        string
+	Version     string
+	Description string
+	// Source says where the pack came from: "bundled", "installed", "user"
+	// or "workspace".
+	Source string
+	// Dir is the folder the pack was read from ("embedded:..." for the
+	// bundled pack).
+	Dir     string
+	Modules []*Module
+	// FS holds the pack's files; module paths are relative to it.
+	FS fs.FS
+}
+
+// Module is one Wasm module of a pack and the tools it exports.
+type Module struct {
+	Name string
+	// Path of the .wasm file inside the pack.
+	Path string
+	// SHA256 is an optional hex pin of the module's bytes.
+	SHA256 string
+	// Request is what the module asks to be granted.
+	Request Request
+	// Limits bound each call; zero fields take the operator's defaults.
+	Limits Limits
+	// Tools lists the module's tools. When the manifest lists none, the
+	// caller takes them from the module's describe export.
+	Tools []*Tool
+}
+
+// Request is the capabilities a module asks for. Nothing is granted unless
+// the operator's grant allows it too.
+type Request struct {
+	// AllowedHosts are hostname globs for HTTP.
+	AllowedHosts []string `yaml:"allowed_hosts" json:"allowed_hosts,omitempty"`
+	// Mounts are guest paths; the operator maps each to a host folder.
+	Mounts []MountRequest `yaml:"mounts" json:"mounts,omitempty"`
+	// Env names the environment variables the module reads.
+	Env []string `yaml:"env" json:"env,omitempty"`
+	// Config holds default values for config_get.
+	Config map[string]string `yaml:"config" json:"config,omitempty"`
+	// Tools are the tools the module may call through tool_call.
+	Tools []string `yaml:"tools" json:"tools,omitempty"`
+	// Services are host capabilities ("mail.send") for capability_call.
+	Services []string `yaml:"services" json:"services,omitempty"`
+}
+
+// MountRequest asks for a folder at Guest.
+type MountRequest struct {
+	Guest    string `yaml:"guest" json:"guest"`
+	ReadOnly bool   `yaml:"read_only" json:"read_only,omitempty"`
+}
+
+// Limits bound each call of a module's tools.
+type Limits struct {
+	Timeout              time.Duration `json:"timeout,omitempty"`
+	MaxMemoryBytes       uint64        `json:"max_memory_bytes,omitempty"`
+	MaxOutputBytes       int64         `json:"max_output_bytes,omitempty"`
+	MaxLogBytes          int64         `json:"max_log_bytes,omitempty"`
+	MaxVarBytes          int64         `json:"max_var_bytes,omitempty"`
+	MaxHTTPResponseBytes int64         `json:"max_http_response_bytes,omitempty"`
+}
+
+// Tool describes one tool a module exports.
+type Tool struct {
+	Name string `json:"name"`
+	// Export is the module export implementing the tool (default: Name).
+	Export       string          `json:"export"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Tags         []string        `json:"tags,omitempty"`
+	Category     string          `json:"category,omitempty"`
+	SideEffects  bool            `json:"side_effects,omitempty"`
+	Idempotent   bool            `json:"idempotent,omitempty"`
+	// RequiresNetwork and RequiresFilesystem say what the tool needs; they
+	// feed the derived risk level.
+	RequiresNetwork    bool `json:"requires_network,omitempty"`
+	RequiresFilesystem bool `json:"requires_filesystem,omitempty"`
+	// RiskLevel is SAFE, MODERATE, DANGEROUS or CRITICAL; AUTO (or empty)
+	// derives it, see Risk.
+	RiskLevel string `json:"risk_level,omitempty"`
+	Hidden    bool   `json:"hidden,omitempty"`
+}
+
+// Risk returns the tool's risk level: the declared one, or when AUTO,
+// SAFE for an idempotent tool without side effects, DANGEROUS for side
+// effects with network or filesystem access, and MODERATE otherwise — a
+// tool that declares neither flag is not assumed safe.
+func (t *Tool) Risk() string {
+	if t.RiskLevel != "" && t.RiskLevel != "AUTO" {
+		return t.RiskLevel
+	}
+	switch {
+	case !t.SideEffects && t.Idempotent:
+		return "SAFE"
+	case t.SideEffects && (t.RequiresNetwork || t.RequiresFilesystem):
+		return "DANGEROUS"
+	}
+	return "MODERATE"
+}
