@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// grantFlags are the operator's grants given on the command line.
+type grantFlags struct {
+	hosts     []string
+	paths     []string
+	private   bool
+	config    []string
+	env       []string
+	timeout   time.Duration
+	maxMemory string
+	logLevel  string
+}
+
+func (f *grantFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.hosts, "allow-host", nil, "let the guest reach this host glob over HTTP, e.g. api.example.com or *.example.com (repeatable)")
+	fs.StringArrayVar(&f.paths, "allow-path", nil, "mount HOST folder at GUEST path, read-only with :ro — HOST:GUEST[:ro] (repeatable)")
+	fs.BoolVar(&f.private, "allow-private-network", false, "let HTTP reach loopback, private and link-local addresses (refused by default)")
+	fs.StringArrayVar(&f.config, "config", nil, "config value K=V the guest reads with config_get (repeatable)")
+	fs.StringArrayVar(&f.env, "env", nil, "pass env var NAME (value from this environment) or NAME=VALUE to the guest (repeatable)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit of the call, e.g. 5s (default 30s)")
+	fs.StringVar(&f.maxMemory, "max-memory", "", "cap on the guest's memory, e.g. 64MiB (default 256MiB)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "lowest guest log level printed to stderr: trace, debug, info, warn, error or off")
+}
+
+func (f *grantFlags) set() bool {
+	return len(f.hosts)+len(f.paths)+len(f.config)+len(f.env) > 0 || f.private || f.timeout != 0 || f.maxMemory != ""
+}
+
+// grant turns the flags into a Grant.
+func (f *grantFlags) grant() (skillhost.Grant, error) {
+	var g skillhost.Grant
+	g.AllowedHosts = f.hosts
+	g.AllowPrivateNetwork = f.private
+	for _, p := range f.paths {
+		m, err := parseMount(p)
+		if err != nil {
+			return g, err
+		}
+		g.Mounts = append(g.Mounts, m)
+	}
+	for _, kv := range f.config {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return g, usageErr("--config %q must be KEY=VALUE", kv)
+		}
+		if g.Config == nil {
+			g.Config = map[string]string{}
+		}
+		g.Config[k] = v
+	}
+	for _, e := range f.env {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok {
+			v = os.Getenv(k)
+		}
+		if k == "" {
+			return g, usageErr("--env %q must be NAME or NAME=VALUE", e)
+		}
+		if g.Env == nil {
+			g.Env = map[string]string{}
+		}
+		g.Env[k] = v
+	}
+	if f.timeout < 0 {
+		return g, usageErr("--timeout %v must be positive", f.timeout)
+	}
+	g.Limits.Timeout = f.timeout
+	if f.maxMemory != "" {
+		n, err := packs.ParseSize(f.maxMemory)
+		if err != nil {
+			return g, usageErr("--max-memory: %v", err)
+		}
+		if n > 4<<30 {
+			return g, usageErr("--max-memory %s is above the 4 GiB a guest can address", f.maxMemory)
+		}
+		g.Limits.MaxMemoryBytes = n
+	}
+	return g, nil
+}
+
+func (f *grantFlags) level() (abi.LogLevel, error) {
+	for _, l := range []abi.LogLevel{abi.LogTrace, abi.LogDebug, abi.LogInfo, abi.LogWarn, abi.LogError, abi.LogOff} {
+		if l.String() == strings.ToLower(f.logLevel) {
+			return l, nil
+		}
+	}
+	return 0, usageErr("--log-level %q must be trace, debug, info, warn, error or off", f.logLevel)
+}
+
+// parseMount reads HOST:GUEST[:ro|:rw].
+func parseMount(s string) (skillhost.Mount, error) {
+	parts := strings.Split(s, ":")
+	m := skillhost.Mount{}
+	if n := len(parts); n == 3 && (parts[2] == "ro" || parts[2] == "rw") {
+		m.ReadOnly = parts[2] == "ro"
+		parts = parts[:2]
+	}
+	if len(parts) != 2 || parts[0] == "" || !strings.HasPrefix(parts[1], "/") {
+		return m, usageErr("--allow-path %q must be HOST:GUEST[:ro] with an absolute GUEST path, e.g. ./data:/data:ro", s)
+	}
+	abs, err := filepath.Abs(parts[0])
+	if err != nil {
+		return m, usageErr("--allow-path %q: %v", s, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil || !st.IsDir() {
+		return m, usageErr("--allow-path %q: %s is not a folder", s, abs)
+	}
+	m.HostPath, m.GuestPath = abs, parts[1]
+	return m, nil
+}
+
+// merge adds the grants of b to a; b's non-zero limits win.
+func merge(a, b skillhost.Grant) skillhost.Grant {
+	out := a
+	out.Mounts = append(append([]skillhost.Mount(nil), a.Mounts...), b.Mounts...)
+	out.AllowedHosts = append(append([]string(nil), a.AllowedHosts...), b.AllowedHosts...)
+	out.AllowPrivateNetwork = a.AllowPrivateNetwork || b.AllowPrivateNetwork
+	out.Env = mergeMap(a.Env, b.Env)
+	out.Config = mergeMap(a.Config, b.Config)
+	out.Tools = append(append([]string(nil), a.Tools...), b.Tools...)
+	out.Capabilities = append(append([]string(nil), a.Capabilities...), b.Capabilities...)
+	if b.Limits.Timeout != 0 {
+		out.Limits.Timeout = b.Limits.Timeout
+	}
+	if b.Limits.MaxMemoryBytes != 0 {
+		out.Limits.MaxMemoryBytes = b.Limits.MaxMemoryBytes
+	}
+	return out
+}
+
+func mergeMap(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func describeGrant(g skillhost.Grant) string {
+	var b strings.Builder
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "    %-13s "+format+"\n", append([]any{label + ":"}, args...)...)
+	}
+	if len(g.Mounts) == 0 {
+		line("filesystem", "none")
+	}
+	for _, m := range g.Mounts {
+		mode := "rw"
+		if m.ReadOnly {
+			mode = "ro"
+		}
+		host := m.HostPath
+		if host == "" {
+			host = "(folder chosen by the operator)"
+		}
+		line("filesystem", "%s -> %s (%s)", host, m.GuestPath, mode)
+	}
+	if len(g.AllowedHosts) == 0 {
+		line("network", "none")
+	} else {
+		private := ""
+		if g.AllowPrivateNetwork {
+			private = " (private addresses allowed)"
+		}
+		line("network", "%s%s", strings.Join(g.AllowedHosts, ", "), private)
+	}
+	env := make([]string, 0, len(g.Env))
+	for k := range g.Env {
+		env = append(env, k) // names only: values may be secrets
+	}
+	line("env", "%s", listOrNone(env))
+	cfg := make([]string, 0, len(g.Config))
+	for k := range g.Config {
+		cfg = append(cfg, k)
+	}
+	line("config", "%s", listOrNone(cfg))
+	line("tools", "%s", listOrNone(g.Tools))
+	line("services", "%s", listOrNone(g.Capabilities))
+	return b.String()
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	sorted := append([]string(nil), s...)
+	sortStrings(sorted)
+	return strings.Join(sorted, ", ")
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/host"
+)
+
+func newShowCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a tool's descriptor, what it requests and its effective grant",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("show needs exactly one tool NAME")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := openEngine(cmd.Context(), g, nil)
+			if err != nil {
+				return err
+			}
+			defer e.Close(cmd.Context())
+			t, err := e.Tool(args[0])
+			if err != nil {
+				return usageErr("%v; run skillhost list to see the tools", err)
+			}
+			if asJSON {
+				return printToolJSON(g, t)
+			}
+			printTool(g, t)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+type toolJSON struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Pack         string          `json:"pack"`
+	PackVersion  string          `json:"pack_version,omitempty"`
+	Source       string          `json:"source"`
+	Module       string          `json:"module"`
+	Export       string          `json:"export"`
+	Risk         string          `json:"risk_level"`
+	SideEffects  bool            `json:"side_effects"`
+	Idempotent   bool            `json:"idempotent"`
+	Hidden       bool            `json:"hidden,omitempty"`
+	Tags         []string        `json:"tags,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Requested    host.Grant      `json:"requested"`
+	Effective    host.Grant      `json:"effective"`
+	Limits       host.Limits     `json:"limits"`
+}
+
+// redacted returns g with env and config values hidden: they may be secrets.
+func redacted(g host.Grant) host.Grant {
+	hide := func(m map[string]string) map[string]string {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string]string, len(m))
+		for k := range m {
+			out[k] = "***"
+		}
+		return out
+	}
+	g.Env, g.Config = hide(g.Env), hide(g.Config)
+	return g
+}
+
+func printToolJSON(g *globals, t *skillhost.Tool) error {
+	b, err := json.MarshalIndent(toolJSON{
+		Name: t.Name, Description: t.Description, Pack: t.Pack, PackVersion: t.PackVersion, Source: t.Source,
+		Module: t.Module, Export: t.Export, Risk: t.Risk, SideEffects: t.SideEffects, Idempotent: t.Idempotent,
+		Hidden: t.Hidden, Tags: t.Tags, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		Requested: redacted(t.Requested), Effective: redacted(t.Effective), Limits: effectiveLimits(t),
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, string(b))
+	return nil
+}
+
+// effectiveLimits fills the tool's limits with the host defaults.
+func effectiveLimits(t *skillhost.Tool) host.Limits {
+	l := t.Effective.Limits
+	d := host.NewConfig().DefaultLimits()
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MaxMemoryBytes == 0 {
+		l.MaxMemoryBytes = d.MaxMemoryBytes
+	}
+	if l.MaxOutputBytes == 0 {
+		l.MaxOutputBytes = d.MaxOutputBytes
+	}
+	if l.MaxLogBytes == 0 {
+		l.MaxLogBytes = d.MaxLogBytes
+	}
+	if l.MaxVarBytes == 0 {
+		l.MaxVarBytes = d.MaxVarBytes
+	}
+	if l.MaxHTTPResponseBytes == 0 {
+		l.MaxHTTPResponseBytes = d.MaxHTTPResponseBytes
+	}
+	if l.MaxKernelBytes == 0 {
+		l.MaxKernelBytes = d.MaxKernelBytes
+	}
+	return l
+}
+
+func printTool(g *globals, t *skillhost.Tool) {
+	w := g.stdout
+	fmt.Fprintf(w, "%s\n", t.Name)
+	if t.Description != "" {
+		fmt.Fprintf(w, "  %s\n", t.Description)
+	}
+	fmt.Fprintf(w, "\n  pack:    %s %s (%s)\n  module:  %s, export %s\n", t.Pack, t.PackVersion, t.Source, t.Module, t.Export)
+	fmt.Fprintf(w, "  risk:    %s (side effects: %s, idempotent: %s)\n", t.Risk, yesNo(t.SideEffects), yesNo(t.Idempotent))
+	if len(t.Tags) > 0 {
+		fmt.Fprintf(w, "  tags:    %s\n", strings.Join(t.Tags, ", "))
+	}
+	if len(t.InputSchema) > 0 {
+		fmt.Fprintf(w, "\n  input:\n%s", schemaSummary(t.InputSchema))
+	}
+	fmt.Fprintf(w, "\n  requested:\n%s", describeGrant(t.Requested))
+	fmt.Fprintf(w, "\n  effective grant:\n%s", describeGrant(t.Effective))
+	l := effectiveLimits(t)
+	fmt.Fprintf(w, "\n  limits:  timeout %v, memory %s, output %s, logs %s, vars %s, http response %s\n",
+		l.Timeout.Round(time.Millisecond), size(int64(l.MaxMemoryBytes)), size(l.MaxOutputBytes), size(l.MaxLogBytes), size(l.MaxVarBytes), size(l.MaxHTTPResponseBytes))
+}
+
+// schemaSummary lists an object schema's properties, one a line.
+func schemaSummary(raw json.RawMessage) string {
+	var s struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(raw, &s) != nil || len(s.Properties) == 0 {
+		return "    " + string(raw) + "\n"
+	}
+	req := map[string]bool{}
+	for _, r := range s.Required {
+		req[r] = true
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 2, 2, ' ', 0)
+	for _, n := range names {
+		p := s.Properties[n]
+		opt := "optional"
+		if req[n] {
+			opt = "required"
+		}
+		fmt.Fprintf(tw, "    %s\t%v\t%s\t%s\n", n, p.Type, opt, p.Description)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
