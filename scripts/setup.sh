@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# setup.sh installs what skillhost's tests and guest builds need on a fresh
+# Debian 12 machine: wabt (wat2wasm), Debian's Rust toolchain with the wasm32
+# standard libraries, and staticcheck. It is idempotent: a second run checks,
+# prints one line per step and changes nothing.
+#
+# Needs root (or sudo) for apt. Safe with CI=true and no stdin.
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+
+# STATICCHECK_VERSION is pinned: the Go proxy refuses version listing for some
+# modules, and an unpinned tool changes under us. v0.8.2 (staticcheck 2026.2.x)
+# is built for Go 1.26.
+STATICCHECK_VERSION="${STATICCHECK_VERSION:-v0.8.2}"
+# lld-14 is only a Recommends of libstd-rust-dev-wasm32, and we install
+# without recommends: rustc links wasm32 through /usr/bin/rust-lld -> lld-14.
+APT_PACKAGES=(wabt rustc cargo libstd-rust-dev-wasm32 lld-14)
+
+step() { printf 'setup: %s\n' "$*"; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO="sudo -n"
+	fi
+fi
+
+# 1. Debian packages.
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok installed$'; then
+		missing+=("$pkg")
+	fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	step "apt packages present: ${APT_PACKAGES[*]}"
+else
+	if [ "$(id -u)" -ne 0 ] && [ -z "$SUDO" ]; then
+		step "missing apt packages ${missing[*]}: run this script as root" >&2
+		exit 1
+	fi
+	step "apt-get update (missing: ${missing[*]})"
+	$SUDO apt-get update -qq </dev/null
+	step "apt-get install ${missing[*]}"
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
+fi
+
+# 2. Check the guest toolchains answer. Debian's rustc is called by path: a
+# rustup rustc earlier on PATH has no wasm32 targets.
+step "wat2wasm $(wat2wasm --version)"
+step "rustc $(/usr/bin/rustc --version | cut -d' ' -f2) (/usr/bin/rustc, cargo $(/usr/bin/cargo --version | cut -d' ' -f2))"
+if [ ! -d "$(/usr/bin/rustc --print sysroot)/lib/rustlib/wasm32-wasi" ]; then
+	step "rustc has no wasm32-wasi target: is libstd-rust-dev-wasm32 installed?" >&2
+	exit 1
+fi
+if [ ! -x "$(readlink -f /usr/bin/rust-lld)" ]; then
+	step "/usr/bin/rust-lld does not resolve to a linker: is lld-14 installed?" >&2
+	exit 1
+fi
+
+# 3. staticcheck, into $(go env GOPATH)/bin.
+if ! command -v go >/dev/null 2>&1; then
+	step "go is not on PATH" >&2
+	exit 1
+fi
+gobin="$(go env GOPATH)/bin"
+have=""
+if [ -x "$gobin/staticcheck" ]; then
+	# "staticcheck 2026.2.2 (0.8.2)" -> v0.8.2
+	have="$("$gobin/staticcheck" -version 2>/dev/null | sed -n 's/.*(v\{0,1\}\([^)]*\)).*/v\1/p')"
+fi
+if [ "$have" = "$STATICCHECK_VERSION" ]; then
+	step "staticcheck $have present in $gobin"
+else
+	step "go install honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION (had: ${have:-none})"
+	GOBIN="$gobin" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" </dev/null
+	step "staticcheck $("$gobin/staticcheck" -version) in $gobin"
+fi
+case ":$PATH:" in
+*":$gobin:"*) ;;
+*) step "note: add $gobin to PATH to run staticcheck" ;;
+esac
+step "done"
