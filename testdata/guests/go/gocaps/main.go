@@ -2,7 +2,8 @@
 
 // Command gocaps is a standard-Go guest that exercises each WASI capability
 // the host grants or denies, for the host's allowed/denied test pairs.
-// Every export reads its argument from the input and outputs a plain-text
+// Every export reads its argument from the input — raw text, or a JSON
+// object {"arg": "..."} as a tool call passes it — and outputs a plain-text
 // result; failures are reported in the output as "error: ..." so the tests
 // can tell a refused capability from a trap.
 //
@@ -15,6 +16,8 @@
 //	symlink     input "TARGET NEWNAME"; creates a symlink and outputs "ok"
 //	list_dir    input PATH; outputs the entry names, one a line
 //	clock       outputs the wall clock as Unix seconds
+//	call_tool   input {"name": TOOL, "args": {...}}; calls tool_call and
+//	            outputs the ToolResult document it returns
 //
 // Build (from the repository root):
 //
@@ -23,6 +26,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
@@ -32,6 +36,40 @@ import (
 )
 
 func main() {}
+
+// arg returns the export's argument: the input, or its "arg" field when the
+// input is a JSON object.
+func arg() string {
+	in := pdk.Input()
+	if len(in) > 0 && in[0] == '{' {
+		var v struct {
+			Arg string `json:"arg"`
+		}
+		if json.Unmarshal(in, &v) == nil {
+			return v.Arg
+		}
+	}
+	return string(in)
+}
+
+//go:wasmimport extism:host/user tool_call
+func hostToolCall(name, args uint64) uint64
+
+//go:wasmexport call_tool
+func callTool() int32 {
+	var req struct {
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(pdk.Input(), &req); err != nil {
+		return result("", err)
+	}
+	name := pdk.AllocateString(req.Name)
+	args := pdk.AllocateBytes(req.Args)
+	off := hostToolCall(name.Offset(), args.Offset())
+	mem := pdk.FindMemory(off)
+	return result(string(mem.ReadBytes()), nil)
+}
 
 func result(out string, err error) int32 {
 	if err != nil {
@@ -44,7 +82,7 @@ func result(out string, err error) int32 {
 
 //go:wasmexport getenv
 func getenv() int32 {
-	v, ok := os.LookupEnv(pdk.InputString())
+	v, ok := os.LookupEnv(arg())
 	if !ok {
 		v = "<unset>"
 	}
@@ -58,34 +96,34 @@ func environ() int32 {
 
 //go:wasmexport read_file
 func readFile() int32 {
-	b, err := os.ReadFile(pdk.InputString())
+	b, err := os.ReadFile(arg())
 	return result(string(b), err)
 }
 
 //go:wasmexport write_file
 func writeFile() int32 {
-	return result("ok", os.WriteFile(pdk.InputString(), []byte("written"), 0o644))
+	return result("ok", os.WriteFile(arg(), []byte("written"), 0o644))
 }
 
 //go:wasmexport mkdir
 func mkdir() int32 {
-	return result("ok", os.Mkdir(pdk.InputString(), 0o755))
+	return result("ok", os.Mkdir(arg(), 0o755))
 }
 
 //go:wasmexport remove
 func remove() int32 {
-	return result("ok", os.Remove(pdk.InputString()))
+	return result("ok", os.Remove(arg()))
 }
 
 //go:wasmexport symlink
 func symlink() int32 {
-	target, name, _ := strings.Cut(pdk.InputString(), " ")
+	target, name, _ := strings.Cut(arg(), " ")
 	return result("ok", os.Symlink(target, name))
 }
 
 //go:wasmexport list_dir
 func listDir() int32 {
-	entries, err := os.ReadDir(pdk.InputString())
+	entries, err := os.ReadDir(arg())
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())
