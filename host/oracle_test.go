@@ -51,6 +51,8 @@ type oracleCase struct {
 	// mount maps a guest path to a fresh temp dir holding these files.
 	files map[string]string
 	guest string
+	// maxPages caps linear memory in both hosts.
+	maxPages uint32
 }
 
 func (c oracleCase) path(t testing.TB) string {
@@ -93,6 +95,26 @@ var oracleCases = []oracleCase{
 	{name: "wat trap", file: "testdata/guests/wat/trap.wasm", export: "trap"},
 	{name: "wat oob", file: "testdata/guests/wat/trap.wasm", export: "oob"},
 	{name: "wat recurse", file: "testdata/guests/wat/recurse.wasm", export: "recurse"},
+	{name: "wat loop_count", file: "testdata/guests/wat/loop_count.wasm", export: "count", input: "1000"},
+	{name: "wat membomb capped", file: "testdata/guests/wat/membomb.wasm", export: "grow_trap", maxPages: 16},
+	{name: "wat log", file: "testdata/guests/wat/echo.wasm", export: "log", input: "logged"},
+	{name: "go echo", file: "testdata/guests/go/gobench/gobench.wasm", export: "echo", input: "go guest"},
+	{name: "go noop", file: "testdata/guests/go/gobench/gobench.wasm", export: "noop"},
+	{name: "go intloop", file: "testdata/guests/go/gobench/gobench.wasm", export: "intloop", input: "1000"},
+	{name: "go sha256", file: "testdata/guests/go/gobench/gobench.wasm", export: "sha256", input: "3"},
+	{name: "go sort", file: "testdata/guests/go/gobench/gobench.wasm", export: "sort", input: "1000"},
+	{name: "go panic", file: "testdata/guests/go/gohostile/gohostile.wasm", export: "panic"},
+	{name: "go fs_escape", file: "testdata/guests/go/gohostile/gohostile.wasm", export: "fs_escape", input: "/etc/passwd"},
+	{name: "go env", file: "testdata/guests/go/gocaps/gocaps.wasm", export: "environ"},
+	{name: "go read_file", file: "testdata/guests/go/gocaps/gocaps.wasm", export: "read_file", input: "/data/a.txt", files: map[string]string{"a.txt": "abc"}, guest: "/data"},
+	{name: "go write_file", file: "testdata/guests/go/gocaps/gocaps.wasm", export: "write_file", input: "/data/b.txt", files: map[string]string{"a.txt": "abc"}, guest: "/data"},
+	{name: "go list_dir", file: "testdata/guests/go/gocaps/gocaps.wasm", export: "list_dir", input: "/data", files: map[string]string{"a.txt": "abc", "b.txt": ""}, guest: "/data"},
+	{name: "go tool_call refused", file: "testdata/guests/go/gocaps/gocaps.wasm", export: "call_tool", input: `{"name":"slugify","args":{"text":"x"}}`},
+	{name: "wat tool_call refused", file: "testdata/guests/wat/tool_call.wasm", export: "call_tool", input: "slugify"},
+	{name: "wat capability_call refused", file: "testdata/guests/wat/tool_call.wasm", export: "call_cap", input: "mail.send"},
+	{name: "rust noop", file: "guests/rust/examples/textstats/textstats.wasm", export: "noop"},
+	{name: "rust echo", file: "guests/rust/examples/textstats/textstats.wasm", export: "echo", input: "ferris"},
+	{name: "rust count_vowels", file: "guests/rust/examples/textstats/textstats.wasm", export: "count_vowels", input: "Hello, World!"},
 }
 
 type outcome struct {
@@ -112,6 +134,9 @@ func runSkillhost(t *testing.T, h *host.Host, c oracleCase, wasm []byte, mount s
 	g := host.Grant{Config: c.config}
 	if mount != "" {
 		g.Mounts = []host.Mount{{HostPath: mount, GuestPath: c.guest}}
+	}
+	if c.maxPages != 0 {
+		g.Limits.MaxMemoryBytes = uint64(c.maxPages) << 16
 	}
 	res, err := m.Call(context.Background(), c.export, []byte(c.input), &host.CallOptions{Grant: g})
 	o := outcome{output: string(res.Output), rc: uint32(res.ReturnCode)}
@@ -141,11 +166,14 @@ func runExtism(t *testing.T, c oracleCase, wasm []byte, mount string) outcome {
 	if mount != "" {
 		man.AllowedPaths = map[string]string{mount: c.guest}
 	}
+	if c.maxPages != 0 {
+		man.Memory = &extism.ManifestMemory{MaxPages: c.maxPages}
+	}
 	p, err := extism.NewPlugin(ctx, man, extism.PluginConfig{
 		EnableWasi:    true,
 		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(extismCache),
 		ModuleConfig:  wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep(),
-	}, nil)
+	}, extismUserFuncs())
 	if err != nil {
 		t.Fatalf("extism load: %v", err)
 	}
@@ -201,6 +229,31 @@ func TestExtismOracle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// extismUserFuncs gives go-sdk the two skillhost functions of
+// extism:host/user, answering as skillhost does when a call has no
+// dispatcher or provider — showing an Extism host can serve them.
+func extismUserFuncs() []extism.HostFunction {
+	answer := func(msg string) func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		return func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+			off, err := p.WriteBytes([]byte(msg))
+			if err != nil {
+				panic(err)
+			}
+			stack[0] = off
+		}
+	}
+	i64 := []extism.ValueType{extism.ValueTypeI64}
+	tool := extism.NewHostFunctionWithStack("tool_call",
+		answer(`{"is_error":true,"error":{"code":"permission_denied","message":"tool \"slugify\" is not among the tools this module may call"}}`),
+		append(i64, i64...), i64)
+	tool.SetNamespace("extism:host/user")
+	cap := extism.NewHostFunctionWithStack("capability_call",
+		answer(`{"is_error":true,"error":{"code":"permission_denied","message":"capability \"mail.send\" is not granted to this module"}}`),
+		append(i64, i64...), i64)
+	cap.SetNamespace("extism:host/user")
+	return []extism.HostFunction{tool, cap}
 }
 
 func mustCache(dir string) wazero.CompilationCache {
