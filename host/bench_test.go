@@ -1,0 +1,457 @@
+package host_test
+
+// Benchmarks of skillhost against the Extism go-sdk and against wazero used
+// directly. Every benchmark compares its variants as sub-benchmarks of one
+// run, named guest=…/host=… so that benchstat can pivot on them:
+//
+//	go test -run '^$' -bench . -benchmem -count=10 ./host > bench.txt
+//	benchstat -col /host bench.txt
+//
+// Variants:
+//
+//   - host=skillhost: this package, with the shared test compilation cache.
+//   - host=extism: github.com/extism/go-sdk with WASI and a manifest timeout,
+//     which turns on close-on-context-done as skillhost does.
+//   - host=wazero-enforced: the module alone in a wazero runtime with
+//     close-on-context-done on, called with a deadline context, beside a
+//     minimal Extism kernel (benchKernel): the floor for a host that can
+//     stop a spinning guest.
+//   - host=wazero-none: the same with close-on-context-done off: the speed
+//     of a host that cannot stop a spinning guest at all.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/skillhost/skillhost/host"
+)
+
+// Fixtures, relative to the repository root.
+const (
+	benchGoGuest   = "testdata/guests/go/gobench/gobench.wasm"
+	benchWATEcho   = "testdata/guests/wat/echo.wasm"
+	benchWATLoop   = "testdata/guests/wat/loop_count.wasm"
+	benchRustGuest = "guests/rust/examples/textstats/textstats.wasm"
+)
+
+// benchTimeout is the per-call deadline of every variant: skillhost's
+// default, the go-sdk manifest timeout and the raw wazero call context.
+const benchTimeout = host.DefaultTimeout
+
+// benchCache is the compilation cache of the go-sdk and raw wazero
+// runtimes: the shared test cache directory, which skillhost uses too.
+var benchCache = sync.OnceValue(func() wazero.CompilationCache {
+	c, err := wazero.NewCompilationCacheWithDir(testCacheDir)
+	if err != nil {
+		panic(err)
+	}
+	return c
+})
+
+// benchCase is one export of one fixture with its input and, when not
+// empty, the output every variant must produce.
+type benchCase struct {
+	name   string
+	file   string
+	export string
+	input  string
+	want   string
+}
+
+func (c benchCase) wasm(b *testing.B) []byte {
+	b.Helper()
+	wasm, err := os.ReadFile(filepath.Join("..", c.file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return wasm
+}
+
+// BenchmarkWarmCall measures calling an export that returns at once in an
+// instance kept from an earlier call: the fixed cost per call of each host.
+func BenchmarkWarmCall(b *testing.B) {
+	for _, c := range []benchCase{
+		{name: "go", file: benchGoGuest, export: "noop"},
+		{name: "wat", file: benchWATEcho, export: "noop"},
+	} {
+		b.Run("guest="+c.name+"/host=skillhost", func(b *testing.B) { benchSkillhostPool(b, c) })
+		b.Run("guest="+c.name+"/host=extism", func(b *testing.B) {
+			wasm, input := c.wasm(b), []byte(c.input)
+			p, err := extism.NewPlugin(context.Background(), benchManifest(wasm), benchExtismConfig(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close(context.Background())
+			benchCheck(b, c, "extism")(p.Call(c.export, input)) // runs _initialize
+			b.ReportAllocs()
+			for b.Loop() {
+				if rc, _, err := p.Call(c.export, input); err != nil || rc != 0 {
+					b.Fatalf("rc %d, err %v", rc, err)
+				}
+			}
+		})
+		b.Run("guest="+c.name+"/host=wazero-enforced", func(b *testing.B) { benchRaw(b, c, true) })
+	}
+}
+
+// BenchmarkFreshCall measures a call in a new instance, so that no state
+// of one call reaches the next: instantiation, the guest's initialisation
+// (_initialize: milliseconds for standard Go) and the call.
+func BenchmarkFreshCall(b *testing.B) {
+	for _, c := range []benchCase{
+		{name: "go", file: benchGoGuest, export: "noop"},
+		{name: "rust", file: benchRustGuest, export: "noop"},
+	} {
+		b.Run("guest="+c.name+"/host=skillhost", func(b *testing.B) {
+			h := newHost(b, testConfig())
+			m, err := h.Load(context.Background(), c.wasm(b), host.LoadOptions{Name: c.file})
+			if err != nil {
+				b.Fatal(err)
+			}
+			input := []byte(c.input)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Call(context.Background(), c.export, input, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("guest="+c.name+"/host=extism", func(b *testing.B) {
+			ctx := context.Background()
+			cfg := benchExtismConfig()
+			cp, err := extism.NewCompiledPlugin(ctx, benchManifest(c.wasm(b)), cfg, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cp.Close(ctx)
+			input := []byte(c.input)
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: cfg.ModuleConfig})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rc, _, err := p.Call(c.export, input); err != nil || rc != 0 {
+					b.Fatalf("rc %d, err %v", rc, err)
+				}
+				p.Close(ctx)
+			}
+		})
+	}
+}
+
+// BenchmarkCompute measures compute-bound guests in warm instances: what
+// being able to stop a guest at its deadline costs (close-on-context-done
+// makes the compiler call out to Go at every loop head), and what
+// skillhost adds on top of it. Each call takes 1–50 ms.
+func BenchmarkCompute(b *testing.B) {
+	for _, c := range []benchCase{
+		{name: "go-intloop", file: benchGoGuest, export: "intloop", input: "1000000", want: "9436980158444776256"},
+		{name: "go-sha256", file: benchGoGuest, export: "sha256", input: "500", want: wantSHA256(500)},
+		{name: "go-sort", file: benchGoGuest, export: "sort", input: "40000", want: wantSort(40000)},
+		{name: "wat-loop_count", file: benchWATLoop, export: "count", input: "1000000", want: "9436980158444776256"},
+	} {
+		b.Run("guest="+c.name+"/host=skillhost", func(b *testing.B) { benchSkillhostPool(b, c) })
+		b.Run("guest="+c.name+"/host=wazero-enforced", func(b *testing.B) { benchRaw(b, c, true) })
+		b.Run("guest="+c.name+"/host=wazero-none", func(b *testing.B) { benchRaw(b, c, false) })
+	}
+}
+
+// wantSHA256 is gobench sha256's output for n: the hex SHA-256 of n copies
+// of the 1 KiB block whose byte i is byte(i).
+func wantSHA256(n int) string {
+	var block [1024]byte
+	for i := range block {
+		block[i] = byte(i)
+	}
+	h := sha256.New()
+	for range n {
+		h.Write(block[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// wantSort is gobench sort's output for n: n values x>>1 of the LCG from
+// 42, sorted, summed as sum((i+1)*v[i]) mod 2^64.
+func wantSort(n int) string {
+	v := make([]uint64, n)
+	x := uint64(42)
+	for i := range v {
+		x = x*6364136223846793005 + 1442695040888963407
+		v[i] = x >> 1
+	}
+	slices.Sort(v)
+	var sum uint64
+	for i, e := range v {
+		sum += uint64(i+1) * e
+	}
+	return strconv.FormatUint(sum, 10)
+}
+
+// BenchmarkColdStart measures a process's first call of a standard Go
+// guest: a new Host, Load and one call, with an empty compilation cache
+// directory (the module is compiled, ≈ 1–2 s) and with a warm one.
+func BenchmarkColdStart(b *testing.B) {
+	c := benchCase{file: benchGoGuest, export: "noop"}
+	run := func(b *testing.B, cfg host.Config, wasm []byte) {
+		ctx := context.Background()
+		h, err := host.New(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close(ctx)
+		m, err := h.Load(ctx, wasm, host.LoadOptions{Name: c.file})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Call(ctx, c.export, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("guest=go/cache=empty", func(b *testing.B) {
+		wasm, parent := c.wasm(b), b.TempDir()
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			dir, err := os.MkdirTemp(parent, "cache")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			run(b, host.NewConfig().WithCacheDir(dir), wasm)
+			b.StopTimer()
+			os.RemoveAll(dir)
+			b.StartTimer()
+		}
+	})
+	b.Run("guest=go/cache=warm", func(b *testing.B) {
+		wasm := c.wasm(b)
+		run(b, testConfig(), wasm) // fills the cache if this is its first use
+		b.ReportAllocs()
+		for b.Loop() {
+			run(b, testConfig(), wasm)
+		}
+	})
+}
+
+// benchSkillhostPool calls c in a warm skillhost instance.
+func benchSkillhostPool(b *testing.B, c benchCase) {
+	h := newHost(b, testConfig())
+	m, err := h.Load(context.Background(), c.wasm(b), host.LoadOptions{Name: c.file})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := m.NewPool(host.CallOptions{}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	ctx, input := context.Background(), []byte(c.input)
+	res, err := p.Call(ctx, c.export, input) // instantiates, runs _initialize
+	benchCheck(b, c, "skillhost")(0, res.Output, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Call(ctx, c.export, input); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchRaw calls c in a warm instance in a bare wazero runtime, each call
+// with its own deadline context as a host enforcing timeouts would.
+func benchRaw(b *testing.B, c benchCase, interrupt bool) {
+	g := newRawGuest(b, c.wasm(b), c.export, interrupt)
+	input := []byte(c.input)
+	benchCheck(b, c, "wazero")(g.call(input))
+	b.ReportAllocs()
+	for b.Loop() {
+		if rc, _, err := g.call(input); err != nil || rc != 0 {
+			b.Fatalf("rc %d, err %v", rc, err)
+		}
+	}
+}
+
+// benchCheck returns a function that fails b unless a call of c succeeded
+// with the expected output. It takes the go-sdk's Call results.
+func benchCheck(b *testing.B, c benchCase, variant string) func(uint32, []byte, error) {
+	return func(rc uint32, out []byte, err error) {
+		b.Helper()
+		if err != nil || rc != 0 {
+			b.Fatalf("%s %s(%q): rc %d, err %v", variant, c.export, c.input, rc, err)
+		}
+		if c.want != "" && string(out) != c.want {
+			b.Fatalf("%s %s(%q) = %q, want %q", variant, c.export, c.input, out, c.want)
+		}
+	}
+}
+
+func benchManifest(wasm []byte) extism.Manifest {
+	return extism.Manifest{
+		Wasm:    []extism.Wasm{extism.WasmData{Data: wasm}},
+		Timeout: uint64(benchTimeout / time.Millisecond),
+	}
+}
+
+func benchExtismConfig() extism.PluginConfig {
+	return extism.PluginConfig{
+		EnableWasi:    true,
+		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(benchCache()),
+		ModuleConfig:  benchModuleConfig(),
+	}
+}
+
+// benchModuleConfig is the guest configuration of the go-sdk and raw
+// variants: real clocks and randomness as skillhost gives, no start function.
+func benchModuleConfig() wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions().
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep().
+		WithRandSource(rand.Reader)
+}
+
+// rawGuest is one instance of a module in a runtime of its own, with
+// WASI and benchKernel as its only host modules.
+type rawGuest struct {
+	rt wazero.Runtime
+	fn api.Function
+	k  *benchKernel
+}
+
+func newRawGuest(b *testing.B, wasm []byte, export string, interrupt bool) *rawGuest {
+	b.Helper()
+	ctx := context.Background()
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(interrupt).WithCompilationCache(benchCache())
+	g := &rawGuest{rt: wazero.NewRuntimeWithConfig(ctx, rc), k: &benchKernel{}}
+	b.Cleanup(func() { g.rt.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, g.rt)
+	cm, err := g.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := g.k.instantiate(ctx, g.rt, cm); err != nil {
+		b.Fatal(err)
+	}
+	mod, err := g.rt.InstantiateModule(ctx, cm, benchModuleConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if init := mod.ExportedFunction("_initialize"); init != nil {
+		if _, err := init.Call(ctx); err != nil {
+			b.Fatalf("_initialize: %v", err)
+		}
+	}
+	if g.fn = mod.ExportedFunction(export); g.fn == nil {
+		b.Fatalf("no export %q", export)
+	}
+	return g
+}
+
+// call runs the export with input, returning its code and output.
+func (g *rawGuest) call(input []byte) (uint32, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
+	defer cancel()
+	g.k.reset(input)
+	res, err := g.fn.Call(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(res) == 1 && res[0] != 0 {
+		return uint32(res[0]), nil, fmt.Errorf("error_set block %d", g.k.errorOff)
+	}
+	return 0, g.k.output, nil
+}
+
+// benchKernel is the least of the Extism kernel a benchmark guest needs:
+// input, alloc, byte and word loads and stores, output_set and error_set,
+// over one byte slice without bounds reporting (a bad offset panics, which
+// wazero turns into an error). Every other import of the guest's non-WASI
+// modules is a no-op that returns zeros.
+type benchKernel struct {
+	input    []byte
+	mem      []byte
+	lens     map[uint64]uint64
+	output   []byte
+	errorOff uint64
+}
+
+func (k *benchKernel) reset(input []byte) {
+	k.input, k.mem, k.output, k.errorOff = input, k.mem[:0], nil, 0
+	k.mem = append(k.mem, make([]byte, 8)...) // offset 0 means "no block"
+	clear(k.lens)
+}
+
+func (k *benchKernel) funcs() map[string]api.GoFunc {
+	le := binary.LittleEndian
+	return map[string]api.GoFunc{
+		"input_length":   func(_ context.Context, s []uint64) { s[0] = uint64(len(k.input)) },
+		"input_load_u8":  func(_ context.Context, s []uint64) { s[0] = uint64(k.input[s[0]]) },
+		"input_load_u64": func(_ context.Context, s []uint64) { s[0] = le.Uint64(k.input[s[0]:]) },
+		"alloc": func(_ context.Context, s []uint64) {
+			off := uint64(len(k.mem))
+			k.mem = append(k.mem, make([]byte, (s[0]+7)&^7)...)
+			k.lens[off] = s[0]
+			s[0] = off
+		},
+		"length":    func(_ context.Context, s []uint64) { s[0] = k.lens[s[0]] },
+		"load_u8":   func(_ context.Context, s []uint64) { s[0] = uint64(k.mem[s[0]]) },
+		"load_u64":  func(_ context.Context, s []uint64) { s[0] = le.Uint64(k.mem[s[0]:]) },
+		"store_u8":  func(_ context.Context, s []uint64) { k.mem[s[0]] = byte(s[1]) },
+		"store_u64": func(_ context.Context, s []uint64) { le.PutUint64(k.mem[s[0]:], s[1]) },
+		"output_set": func(_ context.Context, s []uint64) {
+			k.output = k.mem[s[0] : s[0]+s[1]]
+		},
+		"error_set": func(_ context.Context, s []uint64) { k.errorOff = s[0] },
+	}
+}
+
+// instantiate builds a host module for each non-WASI module cm imports,
+// exporting every imported function with the signature cm expects.
+func (k *benchKernel) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule) error {
+	k.lens = map[uint64]uint64{}
+	impl := k.funcs()
+	builders := map[string]wazero.HostModuleBuilder{}
+	seen := map[string]bool{}
+	for _, def := range cm.ImportedFunctions() {
+		mod, name, _ := def.Import()
+		if mod == wasi_snapshot_preview1.ModuleName || seen[mod+"."+name] {
+			continue
+		}
+		seen[mod+"."+name] = true
+		hb, ok := builders[mod]
+		if !ok {
+			hb = rt.NewHostModuleBuilder(mod)
+			builders[mod] = hb
+		}
+		fn, ok := impl[name]
+		if !ok || mod != "extism:host/env" {
+			n := len(def.ResultTypes())
+			fn = func(_ context.Context, s []uint64) { clear(s[:n]) }
+		}
+		hb.NewFunctionBuilder().WithGoFunction(fn, def.ParamTypes(), def.ResultTypes()).Export(name)
+	}
+	for mod, hb := range builders {
+		if _, err := hb.Instantiate(ctx); err != nil {
+			return fmt.Errorf("instantiating %s: %w", mod, err)
+		}
+	}
+	return nil
+}
