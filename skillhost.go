@@ -58,9 +58,9 @@ type Config struct {
 	NoBundled bool
 	// Grants are the operator's grants, by pack name. A module runs under
 	// the intersection of its request and its pack's grant. The bundled
-	// pack, when it has no entry, is granted what it requests except host
-	// folders and private-network access, which only an operator can give.
-	// Packs without an entry get nothing.
+	// pack, when it has no entry, is granted what it requests except
+	// folders, network hosts and env vars, which only an operator can give.
+	// Other packs without an entry get nothing.
 	Grants map[string]Grant
 	// DefaultLimits apply where neither manifest nor grant sets a limit.
 	DefaultLimits Limits
@@ -221,7 +221,7 @@ func (e *Engine) operatorGrant(p *packs.Pack, req Grant) Grant {
 	}
 	if p.Source == "bundled" {
 		g := req
-		g.Mounts, g.Env, g.AllowPrivateNetwork = nil, nil, false
+		g.Mounts, g.Env, g.AllowedHosts, g.AllowPrivateNetwork = nil, nil, nil, false
 		g.Tools, g.Capabilities = append([]string(nil), req.Tools...), append([]string(nil), req.Capabilities...)
 		return g
 	}

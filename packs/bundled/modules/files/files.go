@@ -73,6 +73,9 @@ func fsError(err error, shown string) error {
 		return skill.InvalidInput(fmt.Sprintf("%s is a directory", shown))
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG):
 		return skill.LimitExceeded(fmt.Sprintf("%s: no space left", shown))
+	case errors.Is(err, syscall.EBADF):
+		// WASI answers EBADF for a path under no preopened folder.
+		return skill.PermissionDenied(fmt.Sprintf("%s: no folder is granted at %s; the operator must mount one there", shown, defaultRoot))
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -83,10 +86,9 @@ func fsError(err error, shown string) error {
 
 // fsWriteError is fsError for writes: a runtime that refuses to open a
 // file for writing on a read-only mount may report "not implemented"
-// (wazero gives ENOSYS), "not supported" or a bad descriptor instead of
-// EROFS.
+// (wazero's own mounts give ENOSYS) or "not supported" instead of EROFS.
 func fsWriteError(err error, shown string) error {
-	if errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EBADF) {
+	if errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.ENOTSUP) {
 		return skill.PermissionDenied(fmt.Sprintf("%s: the folder is mounted read-only", shown))
 	}
 	return fsError(err, shown)
