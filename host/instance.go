@@ -45,6 +45,11 @@ type instance struct {
 	httpStatus  int32
 	httpHeaders map[string]string
 
+	// fns caches exported functions: wazero builds a new call engine on
+	// every ExportedFunction lookup, which a pooled instance would pay per
+	// call.
+	fns map[string]api.Function
+
 	// per call
 	ctx           context.Context
 	logs          []LogEntry
@@ -155,7 +160,14 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		}
 		in.initialized = true
 	}
-	fn := in.mod.ExportedFunction(export)
+	fn, ok := in.fns[export]
+	if !ok {
+		fn = in.mod.ExportedFunction(export)
+		if in.fns == nil {
+			in.fns = map[string]api.Function{}
+		}
+		in.fns[export] = fn
+	}
 	out, callErr := fn.Call(cctx)
 	var rc int32
 	if len(out) == 1 {
