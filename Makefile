@@ -4,6 +4,8 @@
 GO       ?= go
 BIN      := bin/skillhost
 PKGS     := ./...
+# Guest code, also checked as it is built: for wasip1.
+GUESTS   := ./guests/go/... ./packs/bundled/modules/...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
@@ -37,7 +39,9 @@ bench:
 check: setup
 	@test -z "$$(gofmt -l . | grep -v '^testdata/' | tee /dev/stderr)" || (echo "gofmt: files above need formatting" && exit 1)
 	$(GO) vet $(PKGS)
+	GOOS=wasip1 GOARCH=wasm $(GO) vet $(GUESTS)
 	"$$($(GO) env GOPATH)/bin/staticcheck" $(PKGS)
+	GOOS=wasip1 GOARCH=wasm "$$($(GO) env GOPATH)/bin/staticcheck" $(GUESTS)
 	$(GO) mod tidy -diff
 	@test -z "$$(git status --porcelain | tee /dev/stderr)" || (echo "check: the tree is not clean" && exit 1)
 
