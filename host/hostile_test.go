@@ -11,6 +11,8 @@ import (
 	"github.com/skillhost/skillhost/host"
 )
 
+const hostileLogCap = 256 << 10
+
 type hostileCase struct {
 	file, export, input string
 	kind                error // nil: the call must end normally
@@ -31,8 +33,14 @@ var hostileCases = []hostileCase{
 		}
 	}},
 	{file: "go/gohostile/gohostile.wasm", export: "stdout_flood", kind: host.ErrTimeout, check: func(t *testing.T, res *host.Result) {
-		if !res.LogsTruncated {
-			t.Error("stdout flood: logs not truncated")
+		// How far the flood gets before its deadline depends on the load;
+		// what it keeps never passes the cap.
+		total := 0
+		for _, e := range res.Logs {
+			total += len(e.Message)
+		}
+		if total > hostileLogCap {
+			t.Errorf("stdout flood kept %d bytes of logs, above the %d cap", total, hostileLogCap)
 		}
 	}},
 	{file: "wat/recurse.wasm", export: "recurse", kind: host.ErrTrap},
@@ -58,7 +66,7 @@ func TestHostileSetContained(t *testing.T) {
 		AllowedHosts: []string{"*"},
 		Limits: host.Limits{
 			Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxKernelBytes: 16 << 20,
-			MaxOutputBytes: 1 << 20, MaxVarBytes: 1 << 20, MaxLogBytes: 256 << 10,
+			MaxOutputBytes: 1 << 20, MaxVarBytes: 1 << 20, MaxLogBytes: hostileLogCap,
 		},
 	}
 	mods := map[string]*host.Module{}
