@@ -14,10 +14,11 @@ import (
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 // stateDir is shared by the tests and examples so modules compile once.
-var stateDir = filepath.Join(os.TempDir(), "skillhost-test-engine-state")
+var stateDir = testenv.StateDir()
 
 func ExampleEngine_Call() {
 	ctx := context.Background()

@@ -21,13 +21,11 @@ import (
 
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
-// testCacheDir is the compilation cache every test host shares, across
-// packages and runs: compiling a Go guest takes seconds, far more under the
-// race detector. wazero keys entries by module, wazero version, CPU and
-// interrupt mode, so sharing it is safe.
-var testCacheDir = filepath.Join(os.TempDir(), "skillhost-test-wazero-cache")
+// testCacheDir is the compilation cache every test host shares.
+var testCacheDir = testenv.CacheDir()
 
 // testConfig is the default configuration with the shared test cache.
 func testConfig() host.Config { return host.NewConfig().WithCacheDir(testCacheDir) }

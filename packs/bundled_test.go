@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -28,7 +27,7 @@ func TestBundledPackMatchesModules(t *testing.T) {
 		t.Fatalf("bundled pack %+v", p)
 	}
 	ctx := context.Background()
-	h, err := host.New(ctx, host.NewConfig().WithCacheDir(filepath.Join(os.TempDir(), "skillhost-test-wazero-cache")))
+	h, err := host.New(ctx, host.NewConfig().WithCacheDir(testenv.CacheDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 // A bundled module built with TinyGo behaves as the standard Go build does:
@@ -30,7 +31,7 @@ func TestTinyGoBuildOfBundledModule(t *testing.T) {
 		t.Fatalf("tinygo build: %v\n%s", err, b)
 	}
 	ctx := context.Background()
-	h, err := host.New(ctx, host.NewConfig())
+	h, err := host.New(ctx, host.NewConfig().WithCacheDir(testenv.CacheDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

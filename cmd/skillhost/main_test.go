@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 // stateDir is shared by the CLI tests so modules compile once per machine.
-var stateDir = filepath.Join(os.TempDir(), "skillhost-test-cli-state")
+var stateDir = testenv.StateDir()
 
 type cliResult struct {
 	code           int
