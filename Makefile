@@ -25,11 +25,11 @@ run: build
 	./$(BIN) call slugify '{"text":"Hello, Wasm World!"}'
 
 # What CI runs (.ci/run): every test under the race detector, then every
-# benchmark once so they keep compiling and running. warmcache first
+# benchmark once so they keep compiling and running. TestEveryModuleLoads first
 # compiles the guests into the tests' shared cache without the race
 # detector, which would make compiling them take minutes.
 test: setup
-	$(GO) run ./internal/cmd/warmcache
+	$(GO) test -count=1 -run TestEveryModuleLoads ./internal/testenv
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
 
