@@ -1,0 +1,96 @@
+package rewrite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tetratelabs/wazero"
+)
+
+// roundTrip instruments one module and checks the contract: if wazero
+// compiles the input, it compiles the output, whose function imports are
+// the input's and the refuel import, and whose function and memory exports
+// are unchanged. It returns whether the input compiled.
+func roundTrip(ctx context.Context, r wazero.Runtime, in []byte) (compiled bool, err error) {
+	orig, cerr := r.CompileModule(ctx, in)
+	out, info, ierr := Instrument(in, Options{ExportGlobals: true})
+	if cerr != nil {
+		return false, nil // invalid input: Instrument only had not to panic
+	}
+	defer orig.Close(ctx)
+	if ierr != nil {
+		return true, fmt.Errorf("instrument: %w", ierr)
+	}
+	got, err := r.CompileModule(ctx, out)
+	if err != nil {
+		return true, fmt.Errorf("output does not compile: %w", err)
+	}
+	defer got.Close(ctx)
+	wantImports := append(importsOf(orig), DefaultImportModule+"."+DefaultImportName+"()i64")
+	if d := cmp.Diff(wantImports, importsOf(got)); d != "" {
+		return true, fmt.Errorf("imports (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(exportsOf(orig), exportsOf(got)); d != "" {
+		return true, fmt.Errorf("exports (-want +got):\n%s", d)
+	}
+	if uint32(len(orig.ImportedFunctions())) != info.RefuelFunc {
+		return true, fmt.Errorf("RefuelFunc = %d, want %d", info.RefuelFunc, len(orig.ImportedFunctions()))
+	}
+	return true, nil
+}
+
+func TestRoundTripCorpus(t *testing.T) {
+	ctx := context.Background()
+	for _, set := range corpus(t) {
+		t.Run(set.name, func(t *testing.T) {
+			if len(set.files) == 0 {
+				t.Skip("no modules found")
+			}
+			r := wazero.NewRuntimeWithConfig(ctx, interpreterConfig())
+			defer r.Close(ctx)
+			var (
+				mu       sync.Mutex
+				compiled int
+				wg       sync.WaitGroup
+				next     = make(chan string)
+			)
+			for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for f := range next {
+						in, err := os.ReadFile(f)
+						if err != nil {
+							t.Error(err)
+							continue
+						}
+						ok, err := roundTrip(ctx, r, in)
+						mu.Lock()
+						if ok {
+							compiled++
+						}
+						mu.Unlock()
+						if err != nil {
+							t.Errorf("%s: %v", filepath.Base(f), err)
+						}
+					}
+				}()
+			}
+			for _, f := range set.files {
+				next <- f
+			}
+			close(next)
+			wg.Wait()
+			t.Logf("%d modules, %d compile under wazero and round-tripped", len(set.files), compiled)
+		})
+	}
+}
+
+var _ = errors.Is
