@@ -200,6 +200,7 @@ func requestGrant(m *packs.Module) Grant {
 			MaxLogBytes:          m.Limits.MaxLogBytes,
 			MaxVarBytes:          m.Limits.MaxVarBytes,
 			MaxHTTPResponseBytes: m.Limits.MaxHTTPResponseBytes,
+			MaxFuel:              m.Limits.MaxFuel,
 		},
 	}
 	for _, mr := range r.Mounts {

@@ -36,6 +36,10 @@ type Limits struct {
 	// MaxKernelBytes caps the host-owned memory the guest allocates through
 	// alloc (input, output, messages, HTTP bodies).
 	MaxKernelBytes int64 `json:"max_kernel_bytes,omitempty"`
+	// MaxFuel caps the instructions one call may run, counted the same on
+	// any machine: a call that runs out ends with ErrLimit. 0 is no cap.
+	// Only metered modules (see Config.WithMetering) can be held to it.
+	MaxFuel int64 `json:"max_fuel,omitempty"`
 }
 
 // Grant is a set of capabilities and limits. A manifest's request and an
@@ -139,6 +143,7 @@ func Intersect(req, op Grant) Grant {
 		MaxVarBytes:          minNonZero(req.Limits.MaxVarBytes, op.Limits.MaxVarBytes),
 		MaxHTTPResponseBytes: minNonZero(req.Limits.MaxHTTPResponseBytes, op.Limits.MaxHTTPResponseBytes),
 		MaxKernelBytes:       minNonZero(req.Limits.MaxKernelBytes, op.Limits.MaxKernelBytes),
+		MaxFuel:              minNonZero(req.Limits.MaxFuel, op.Limits.MaxFuel),
 	}
 	return g
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/host/internal/rewrite"
 )
 
 // Host runs guest modules. It owns one wazero runtime in which every guest
@@ -23,9 +25,14 @@ import (
 //
 // A Host is safe for concurrent use.
 type Host struct {
-	cfg   Config
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
+	cfg Config
+	// rt runs metered modules: rewritten to check a budget at every loop
+	// head and function entry, they need no help from the runtime to stop.
+	rt wazero.Runtime
+	// rtSafe runs the modules the rewriter refuses, with wazero's
+	// close-on-context-done.
+	rtSafe wazero.Runtime
+	cache  wazero.CompilationCache
 
 	// provided maps "module\x00name" to the signature of every function
 	// the host offers a guest.
@@ -45,6 +52,25 @@ type compiled struct {
 	info    moduleInfo
 	exports map[string]api.FunctionDefinition
 	init    []string // exports to run after instantiation, in order
+
+	// metered is set when the module was rewritten to count fuel; budget
+	// names its budget global and globals its exported mutable globals.
+	metered bool
+	budget  string
+	globals []rewrite.GlobalExport
+	// unmetered says why the module runs without metering, when it does.
+	unmetered error
+	// writesTables is set when the code can change a table at run time,
+	// which a memory-and-globals snapshot would not undo.
+	writesTables bool
+}
+
+// runtime returns the runtime the module was compiled in.
+func (c *compiled) runtime(h *Host) wazero.Runtime {
+	if c.metered {
+		return h.rt
+	}
+	return h.rtSafe
 }
 
 // New returns a Host configured by cfg.
@@ -52,7 +78,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	rc := wazero.NewRuntimeConfig()
 	var cache wazero.CompilationCache
 	if cfg.cacheDir != "" {
 		if err := os.MkdirAll(cfg.cacheDir, 0o755); err != nil {
@@ -68,33 +94,54 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	h := &Host{
 		cfg:      cfg,
 		rt:       wazero.NewRuntimeWithConfig(ctx, rc),
+		rtSafe:   wazero.NewRuntimeWithConfig(ctx, rc.WithCloseOnContextDone(true)),
 		cache:    cache,
 		provided: map[string]api.FunctionDefinition{},
 		compiled: map[[32]byte]*compiled{},
 	}
-	wasiBuilder := h.rt.NewHostModuleBuilder(abi.ModuleWASI)
+	for _, rt := range []wazero.Runtime{h.rt, h.rtSafe} {
+		mods, err := instantiateHostModules(ctx, rt)
+		if err != nil {
+			h.rt.Close(ctx)
+			h.rtSafe.Close(ctx)
+			return nil, err
+		}
+		for _, m := range mods {
+			for name, def := range m.ExportedFunctionDefinitions() {
+				h.provided[m.Name()+"\x00"+name] = def
+			}
+		}
+	}
+	fuel, err := instantiateHostModule(ctx, h.rt, rewrite.DefaultImportModule, fuelFuncs)
+	if err != nil {
+		h.rt.Close(ctx)
+		h.rtSafe.Close(ctx)
+		return nil, fmt.Errorf("instantiating %s: %w", rewrite.DefaultImportModule, err)
+	}
+	for name, def := range fuel.ExportedFunctionDefinitions() {
+		h.provided[fuel.Name()+"\x00"+name] = def
+	}
+	return h, nil
+}
+
+// instantiateHostModules instantiates what guests import in rt: WASI and
+// the extism:host/env and extism:host/user functions.
+func instantiateHostModules(ctx context.Context, rt wazero.Runtime) ([]api.Module, error) {
+	wasiBuilder := rt.NewHostModuleBuilder(abi.ModuleWASI)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasiBuilder)
 	wasi, err := wasiBuilder.Instantiate(ctx)
 	if err != nil {
-		h.rt.Close(ctx)
 		return nil, fmt.Errorf("instantiating WASI: %w", err)
 	}
-	env, err := instantiateHostModule(ctx, h.rt, abi.ModuleEnv, envFuncs)
+	env, err := instantiateHostModule(ctx, rt, abi.ModuleEnv, envFuncs)
 	if err != nil {
-		h.rt.Close(ctx)
 		return nil, fmt.Errorf("instantiating %s: %w", abi.ModuleEnv, err)
 	}
-	user, err := instantiateHostModule(ctx, h.rt, abi.ModuleUser, userFuncs)
+	user, err := instantiateHostModule(ctx, rt, abi.ModuleUser, userFuncs)
 	if err != nil {
-		h.rt.Close(ctx)
 		return nil, fmt.Errorf("instantiating %s: %w", abi.ModuleUser, err)
 	}
-	for _, m := range []api.Module{wasi, env, user} {
-		for name, def := range m.ExportedFunctionDefinitions() {
-			h.provided[m.Name()+"\x00"+name] = def
-		}
-	}
-	return h, nil
+	return []api.Module{wasi, env, user}, nil
 }
 
 // Close releases the runtime and every module. Calls in flight are ended.
@@ -102,7 +149,7 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.closed.Swap(true) {
 		return nil
 	}
-	err := h.rt.Close(ctx)
+	err := errors.Join(h.rt.Close(ctx), h.rtSafe.Close(ctx))
 	if h.cache != nil {
 		if cerr := h.cache.Close(ctx); err == nil {
 			err = cerr
@@ -162,15 +209,37 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 		if imp.kind != 0 {
 			return nil, fmt.Errorf("%w: %s imports %s; the host provides only functions", ErrUnknownImport, name, imp)
 		}
-		if _, ok := h.provided[imp.module+"\x00"+imp.name]; !ok {
+		if _, ok := h.provided[imp.module+"\x00"+imp.name]; !ok || imp.module == rewrite.DefaultImportModule {
 			return nil, fmt.Errorf("%w: %s imports %s, which is not among the %s, %s and %s functions",
 				ErrUnknownImport, name, imp, abi.ModuleEnv, abi.ModuleUser, abi.ModuleWASI)
 		}
 	}
-	cm, err := h.rt.CompileModule(ctx, wasm)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
+	c := &compiled{info: info}
+	if h.cfg.metering {
+		// Rewrite the module to count fuel; a module the rewriter cannot
+		// handle runs unmetered, stopped by close-on-context-done instead.
+		out, ri, rerr := rewrite.Instrument(wasm, rewrite.Options{ExportGlobals: true})
+		if rerr == nil {
+			cm, err := h.rt.CompileModule(ctx, out)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
+			}
+			c.cm, c.metered, c.budget, c.globals = cm, true, ri.BudgetExport, ri.Globals
+			c.writesTables = ri.WritesTables
+		} else {
+			c.unmetered = rerr
+		}
+	} else {
+		c.unmetered = errors.New("metering is off in the host configuration")
 	}
+	if c.cm == nil {
+		cm, err := h.rtSafe.CompileModule(ctx, wasm)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
+		}
+		c.cm = cm
+	}
+	cm := c.cm
 	for _, def := range cm.ImportedFunctions() {
 		mod, fn, _ := def.Import()
 		want := h.provided[mod+"\x00"+fn]
@@ -180,7 +249,12 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 				ErrUnknownImport, name, mod, fn, signature(def), signature(want))
 		}
 	}
-	c := &compiled{cm: cm, info: info, exports: cm.ExportedFunctions()}
+	c.exports = map[string]api.FunctionDefinition{}
+	for name, def := range cm.ExportedFunctions() {
+		if !strings.HasPrefix(name, "__skillhost_") || !c.metered {
+			c.exports[name] = def
+		}
+	}
 	c.init = initExports(c.exports)
 	h.compiled[sum] = c
 	return c, nil

@@ -89,6 +89,7 @@ func TestLoadRefusesUnknownImports(t *testing.T) {
 		"wat/unknown_import.wasm":   "env.evil",
 		"wat/unknown_env_func.wasm": "extism:host/env.not_a_function",
 		"wat/bad_signature.wasm":    "extism:host/env.alloc",
+		"wat/fuel_import.wasm":      "skillhost:fuel.refuel",
 	} {
 		t.Run(file, func(t *testing.T) {
 			_, err := h.Load(context.Background(), fixture(t, file), host.LoadOptions{Name: file})
@@ -361,8 +362,17 @@ func TestTimeoutInterruptsBlockingHostCalls(t *testing.T) {
 // they spin: every spinner stops at its deadline and a good call still
 // answers. Without an interrupt the first GC would wait forever.
 func TestSpinnersDoNotStallTheProcess(t *testing.T) {
-	h := newHost(t, testConfig())
+	for _, metered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("metered=%v", metered), func(t *testing.T) {
+			testSpinners(t, testConfig().WithMetering(metered))
+		})
+	}
+}
+
+func testSpinners(t *testing.T, cfg host.Config) {
+	h := newHost(t, cfg)
 	spin := load(t, h, "wat/loop.wasm")
+	gospin := load(t, h, "go/gohostile/gohostile.wasm")
 	echo := load(t, h, "wat/echo.wasm")
 	n := runtime.NumCPU() + 2
 	g := host.Grant{Limits: host.Limits{Timeout: 300 * time.Millisecond}}
@@ -373,7 +383,11 @@ func TestSpinnersDoNotStallTheProcess(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = call(spin, "spin", "", g)
+			m := spin
+			if i%2 == 1 {
+				m = gospin // a Go integer loop
+			}
+			_, errs[i] = call(m, "spin", "", g)
 		}()
 	}
 	stop := make(chan struct{})

@@ -61,7 +61,15 @@ var hostileCases = []hostileCase{
 // running beside it: every hostile call is contained with the expected
 // error, and every good call answers correctly.
 func TestHostileSetContained(t *testing.T) {
-	h := newHost(t, testConfig())
+	for _, metered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("metered=%v", metered), func(t *testing.T) {
+			testHostileSet(t, testConfig().WithMetering(metered))
+		})
+	}
+}
+
+func testHostileSet(t *testing.T, cfg host.Config) {
+	h := newHost(t, cfg)
 	g := host.Grant{
 		AllowedHosts: []string{"*"},
 		Limits: host.Limits{

@@ -45,6 +45,21 @@ type instance struct {
 	httpStatus  int32
 	httpHeaders map[string]string
 
+	// budget is the metered guest's fuel budget global; fuelGiven is what
+	// it was last set to and fuelUsed what the call used so far.
+	budget       api.MutableGlobal
+	fuelGiven    int64
+	fuelUsed     int64
+	initializing bool
+	deadline     time.Time
+
+	// onInit, when set, runs once right after initialisation (to take the
+	// snapshot); uses counts the calls served; mutGlobals caches the
+	// exported mutable globals.
+	onInit     func(*instance)
+	uses       int
+	mutGlobals []api.MutableGlobal
+
 	// fns caches exported functions: wazero builds a new call engine on
 	// every ExportedFunction lookup, which a pooled instance would pay per
 	// call.
@@ -101,7 +116,7 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 	mc = mc.WithFSConfig(fsc)
 
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
-	mod, err := m.h.rt.InstantiateModule(ictx, m.c.cm, mc)
+	mod, err := m.c.runtime(m.h).InstantiateModule(ictx, m.c.cm, mc)
 	if err != nil {
 		in.close()
 		if m.h.closed.Load() {
@@ -110,7 +125,23 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 		return nil, in.failure("instantiate", 0, err)
 	}
 	in.mod = mod
+	if m.c.metered {
+		g, ok := mod.ExportedGlobal(m.c.budget).(api.MutableGlobal)
+		if !ok {
+			in.close()
+			return nil, &CallError{Kind: ErrTrap, Code: abi.CodeInternal, Message: "metered module has no mutable budget global"}
+		}
+		in.budget = g
+	}
 	return in, nil
+}
+
+// reset prepares a restored instance for a call under g: everything but
+// what its profile fixed (mounts, env, memory cap) is taken from the call.
+func (in *instance) reset(g Grant, opts *CallOptions) {
+	in.grant = g
+	in.limits = in.m.h.cfg.resolve(g.Limits)
+	in.tools, in.services, in.onLog = opts.Tools, opts.Services, opts.OnLog
 }
 
 func (in *instance) close() {
@@ -130,6 +161,7 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 	ctx, cancel := context.WithTimeout(ctx, in.limits.Timeout)
 	defer cancel()
 	in.ctx = ctx
+	in.deadline, _ = ctx.Deadline()
 	in.depth = CallDepth(ctx)
 	in.logs, in.logBytes, in.logsTruncated = nil, 0, false
 	in.kernel.reset()
@@ -145,8 +177,13 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 	if err := in.kernel.setInput(input); err != nil {
 		return in.failure(export, 0, err)
 	}
+	if in.limits.MaxFuel > 0 && in.budget == nil {
+		return &CallError{Export: export, Kind: ErrBadConfig, Code: abi.CodeInternal,
+			Message: fmt.Sprintf("max_fuel needs a metered module, and %s runs unmetered: %v", in.m.name, in.m.c.unmetered)}
+	}
 	cctx := context.WithValue(ctx, instKey{}, in)
 	if !in.initialized {
+		in.initializing = true
 		for _, name := range in.m.c.init {
 			var args []uint64
 			if name == "hs_init" {
@@ -158,7 +195,16 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 				}
 			}
 		}
-		in.initialized = true
+		in.initialized, in.initializing = true, false
+		if in.onInit != nil {
+			in.onInit(in)
+			in.onInit = nil
+		}
+	}
+	in.uses++
+	if in.budget != nil {
+		in.fuelUsed = 0
+		in.giveFuel()
 	}
 	fn, ok := in.fns[export]
 	if !ok {
@@ -169,6 +215,10 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		in.fns[export] = fn
 	}
 	out, callErr := fn.Call(cctx)
+	if in.budget != nil {
+		in.bookFuel()
+		res.Fuel = in.fuelUsed
+	}
 	var rc int32
 	if len(out) == 1 {
 		rc = int32(uint32(out[0]))
@@ -235,7 +285,8 @@ func (in *instance) failure(export string, rc int32, err error) *CallError {
 		ce.Message = fmt.Sprintf("memory limit of %d bytes exceeded", in.limits.MaxMemoryBytes)
 	case errors.As(err, &capErr):
 		ce.Kind, ce.Code, ce.Message = ErrDenied, abi.CodePermissionDenied, capErr.Error()
-	case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded):
+	case errors.Is(ctxErr, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
+		(errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded):
 		ce.Kind, ce.Code = ErrTimeout, abi.CodeTimeout
 		ce.Message = fmt.Sprintf("timed out after %v", in.limits.Timeout)
 	case ctxErr != nil || (errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled):

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/skillhost/skillhost/abi"
@@ -20,6 +22,9 @@ type Module struct {
 	name string
 	sum  [32]byte
 	c    *compiled
+
+	mu    sync.Mutex
+	fresh map[string]*freshPool // restorable instances by profile
 }
 
 // Name returns the name the module was loaded under.
@@ -27,6 +32,9 @@ func (m *Module) Name() string { return m.name }
 
 // SHA256 returns the hex digest of the module's bytes.
 func (m *Module) SHA256() string { return hex.EncodeToString(m.sum[:]) }
+
+// Metered reports whether the module counts fuel, and if not, why.
+func (m *Module) Metered() (bool, error) { return m.c.metered, m.c.unmetered }
 
 // Exports returns the names of the functions a caller may call: exports of
 // type () -> i32 or () -> (), sorted, without the initialisers.
@@ -95,6 +103,9 @@ type Result struct {
 	// LogsTruncated is set when the guest wrote more than MaxLogBytes.
 	LogsTruncated bool
 	Duration      time.Duration
+	// Fuel is the instructions the call ran (the guest's initialisation not
+	// included), counted the same on any machine; 0 for unmetered modules.
+	Fuel int64
 }
 
 // Call runs export in a fresh instance with input as the Extism input and
@@ -113,13 +124,30 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	if err := m.callable(export); err != nil {
 		return res, err
 	}
-	in, err := m.newInstance(ctx, opts.Grant, opts)
-	if err != nil {
-		return res, err
+	var fp *freshPool
+	if m.c.snapshottable() {
+		fp = m.freshPool(profile(opts.Grant, m.h.cfg.resolve(opts.Grant.Limits)))
 	}
-	defer in.close()
-	err = in.call(ctx, export, input, res)
+	var in *instance
+	if fp != nil {
+		in = fp.get()
+	}
+	if in == nil {
+		var err error
+		if in, err = m.newInstance(ctx, opts.Grant, opts); err != nil {
+			return res, err
+		}
+		if fp != nil {
+			in.onInit = fp.take
+		}
+	} else {
+		in.reset(opts.Grant, opts)
+	}
+	err := in.call(ctx, export, input, res)
 	res.Duration = time.Since(start)
+	if fp == nil || (err != nil && !errors.Is(err, ErrGuest)) || !fp.put(in) {
+		in.close()
+	}
 	return res, err
 }
 

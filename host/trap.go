@@ -9,12 +9,17 @@ import (
 // the host function, unwinds the guest and is reported as ErrLimit.
 type limitError struct {
 	what   string
+	unit   string // "bytes" when empty
 	limit  int64
 	detail string
 }
 
 func (e *limitError) Error() string {
-	return fmt.Sprintf("%s limit of %d bytes exceeded (%s)", e.what, e.limit, e.detail)
+	unit := e.unit
+	if unit == "" {
+		unit = "bytes"
+	}
+	return fmt.Sprintf("%s limit of %d %s exceeded (%s)", e.what, e.limit, unit, e.detail)
 }
 
 func (e *limitError) Is(target error) bool { return target == ErrLimit }

@@ -72,6 +72,7 @@ type rawLimits struct {
 	MaxLog          string `yaml:"max_log"`
 	MaxVar          string `yaml:"max_var"`
 	MaxHTTPResponse string `yaml:"max_http_response"`
+	MaxFuel         int64  `yaml:"max_fuel"`
 }
 
 type rawTool struct {
@@ -309,8 +310,11 @@ func schemaJSON(v any) (json.RawMessage, error) {
 }
 
 func parseLimits(r rawLimits) (Limits, error) {
-	var l Limits
+	l := Limits{MaxFuel: r.MaxFuel}
 	var err error
+	if r.MaxFuel < 0 {
+		return l, fmt.Errorf("max_fuel %d must be a positive number of instructions", r.MaxFuel)
+	}
 	if r.Timeout != "" {
 		if l.Timeout, err = time.ParseDuration(r.Timeout); err != nil || l.Timeout <= 0 {
 			return l, fmt.Errorf("timeout %q must be a positive duration such as 5s or 500ms", r.Timeout)

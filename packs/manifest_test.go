@@ -24,7 +24,7 @@ modules:
       config: {user_agent: demo}
       tools: [other]
       services: [mail.send]
-    limits: {timeout: 2s, max_memory: 64MiB, max_output: 1MB}
+    limits: {timeout: 2s, max_memory: 64MiB, max_output: 1MB, max_fuel: 5000000}
     tools:
       - name: slugify
         description: Make a slug.
@@ -55,7 +55,7 @@ func TestParseGood(t *testing.T) {
 				Tools:        []string{"other"},
 				Services:     []string{"mail.send"},
 			},
-			Limits: Limits{Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxOutputBytes: 1e6},
+			Limits: Limits{Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxOutputBytes: 1e6, MaxFuel: 5e6},
 			Tools: []*Tool{
 				{Name: "slugify", Export: "slugify", Description: "Make a slug.", Idempotent: true,
 					InputSchema: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`)},
@@ -88,6 +88,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate tool", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n      - name: a\n",
 			[]string{`pack.yaml:7: modules[0].tools[1].name: tool "a" is already declared at modules[0].tools[0]`}},
 		{"bad limits", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {timeout: soon}\n", []string{`limits: timeout "soon"`}},
+		{"bad fuel", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {max_fuel: -1}\n", []string{"max_fuel -1"}},
 		{"bad size", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {max_memory: 8GiB}\n", []string{"above the 4 GiB"}},
 		{"bad schema", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n        input_schema: [1]\n", []string{"input_schema: a JSON Schema must be an object"}},
 		{"bad mount and env", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    request: {mounts: [{guest: data}], env: [lower]}\n",

@@ -88,6 +88,9 @@ type Limits struct {
 	MaxLogBytes          int64         `json:"max_log_bytes,omitempty"`
 	MaxVarBytes          int64         `json:"max_var_bytes,omitempty"`
 	MaxHTTPResponseBytes int64         `json:"max_http_response_bytes,omitempty"`
+	// MaxFuel caps the instructions one call may run, the same on any
+	// machine.
+	MaxFuel int64 `json:"max_fuel,omitempty"`
 }
 
 // Tool describes one tool a module exports.

@@ -23,6 +23,7 @@ type grantFlags struct {
 	env       []string
 	timeout   time.Duration
 	maxMemory string
+	maxFuel   int64
 	logLevel  string
 }
 
@@ -34,11 +35,12 @@ func (f *grantFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.env, "env", nil, "pass env var NAME (value from this environment) or NAME=VALUE to the guest (repeatable)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit of the call, e.g. 5s (default 30s)")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "cap on the guest's memory, e.g. 64MiB (default 256MiB)")
+	fs.Int64Var(&f.maxFuel, "max-fuel", 0, "cap on the instructions the call may run, the same on any machine (default unlimited)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "lowest guest log level printed to stderr: trace, debug, info, warn, error or off")
 }
 
 func (f *grantFlags) set() bool {
-	return len(f.hosts)+len(f.paths)+len(f.config)+len(f.env) > 0 || f.private || f.timeout != 0 || f.maxMemory != ""
+	return len(f.hosts)+len(f.paths)+len(f.config)+len(f.env) > 0 || f.private || f.timeout != 0 || f.maxMemory != "" || f.maxFuel != 0
 }
 
 // grant turns the flags into a Grant.
@@ -80,6 +82,10 @@ func (f *grantFlags) grant() (skillhost.Grant, error) {
 		return g, usageErr("--timeout %v must be positive", f.timeout)
 	}
 	g.Limits.Timeout = f.timeout
+	if f.maxFuel < 0 {
+		return g, usageErr("--max-fuel %d must be positive", f.maxFuel)
+	}
+	g.Limits.MaxFuel = f.maxFuel
 	if f.maxMemory != "" {
 		n, err := packs.ParseSize(f.maxMemory)
 		if err != nil {
@@ -140,6 +146,9 @@ func merge(a, b skillhost.Grant) skillhost.Grant {
 	}
 	if b.Limits.MaxMemoryBytes != 0 {
 		out.Limits.MaxMemoryBytes = b.Limits.MaxMemoryBytes
+	}
+	if b.Limits.MaxFuel != 0 {
+		out.Limits.MaxFuel = b.Limits.MaxFuel
 	}
 	return out
 }

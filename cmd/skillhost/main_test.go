@@ -61,6 +61,7 @@ func TestCallModule(t *testing.T) {
 		{"config", []string{"--module", fixture("wat/echo.wasm"), "--export", "config", "--input", "k", "--config", "k=v"}, "", 0, "v", ""},
 		{"env from the flag", []string{"--module", fixture("go/gocaps/gocaps.wasm"), "--export", "getenv", "--input", "TOKEN", "--env", "TOKEN=abc"}, "", 0, "abc", ""},
 		{"env not granted", []string{"--module", fixture("go/gocaps/gocaps.wasm"), "--export", "getenv", "--input", "HOME"}, "", 0, "<unset>", ""},
+		{"fuel cap", []string{"--module", fixture("wat/loop.wasm"), "--export", "spin", "--max-fuel", "1000000"}, "", 1, "", "fuel limit of 1000000"},
 		{"memory cap", []string{"--module", fixture("wat/membomb.wasm"), "--export", "grow", "--max-memory", "1MiB"}, "", 0, "16", ""},
 		{"unknown export", []string{"--module", fixture("wat/echo.wasm"), "--export", "nope"}, "", 2, "", "exports [config echo"},
 		{"unknown import", []string{"--module", fixture("wat/unknown_import.wasm"), "--export", "x"}, "", 2, "", "env.evil"},

@@ -141,8 +141,12 @@ func printTool(g *globals, t *skillhost.Tool) {
 	fmt.Fprintf(w, "\n  requested:\n%s", describeGrant(t.Requested))
 	fmt.Fprintf(w, "\n  effective grant:\n%s", describeGrant(t.Effective))
 	l := effectiveLimits(t)
-	fmt.Fprintf(w, "\n  limits:  timeout %v, memory %s, output %s, logs %s, vars %s, http response %s\n",
-		l.Timeout.Round(time.Millisecond), size(int64(l.MaxMemoryBytes)), size(l.MaxOutputBytes), size(l.MaxLogBytes), size(l.MaxVarBytes), size(l.MaxHTTPResponseBytes))
+	fuel := "unlimited"
+	if l.MaxFuel > 0 {
+		fuel = fmt.Sprintf("%d instructions", l.MaxFuel)
+	}
+	fmt.Fprintf(w, "\n  limits:  timeout %v, memory %s, output %s, logs %s, vars %s, http response %s, fuel %s\n",
+		l.Timeout.Round(time.Millisecond), size(int64(l.MaxMemoryBytes)), size(l.MaxOutputBytes), size(l.MaxLogBytes), size(l.MaxVarBytes), size(l.MaxHTTPResponseBytes), fuel)
 }
 
 // schemaSummary lists an object schema's properties, one a line.

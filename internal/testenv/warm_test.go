@@ -18,6 +18,7 @@ var refused = map[string]bool{
 	"unknown_import.wasm":   true,
 	"unknown_env_func.wasm": true,
 	"bad_signature.wasm":    true,
+	"fuel_import.wasm":      true,
 }
 
 // TestEveryModuleLoads compiles every guest module of the repository and the

@@ -427,6 +427,9 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 			return nil, err
 		}
 		cost++
+		if writesTable(m.in, at, end, in.op) {
+			m.info.WritesTables = true
+		}
 		if in.fend != 0 {
 			if err := m.patchFunc(in.fpos, in.fend, in.fidx); err != nil {
 				return nil, err
@@ -491,4 +494,19 @@ func (m *module) customSection(out []byte, s section) ([]byte, error) {
 	out, mark := beginSection(out, secCustom)
 	out = append(out, m.in[s.start:s.end]...)
 	return endSection(out, mark)
+}
+
+// writesTable reports whether the instruction at b[at:] (opcode op) can
+// change a table or a passive element segment: table.set, and table.init,
+// elem.drop, table.copy, table.grow and table.fill under the 0xfc prefix.
+func writesTable(b []byte, at, end int, op byte) bool {
+	switch op {
+	case 0x26:
+		return true
+	case 0xfc:
+		r := reader{b: b, pos: at + 1, end: end}
+		sub, err := r.u32()
+		return err == nil && (sub >= 12 && sub <= 17 && sub != 16)
+	}
+	return false
 }

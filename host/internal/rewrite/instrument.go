@@ -51,6 +51,11 @@ type Info struct {
 	// Checks is the number of budget checks inserted: one per defined
 	// function and one per loop.
 	Checks int
+	// WritesTables is set when the code contains an instruction that can
+	// change a table or an element segment at run time (table.set,
+	// table.init, elem.drop, table.copy, table.grow, table.fill): state a
+	// snapshot of memory and globals does not cover.
+	WritesTables bool
 }
 
 // GlobalExport is a mutable global exported for Options.ExportGlobals.

@@ -18,6 +18,11 @@
 //	clock       outputs the wall clock as Unix seconds
 //	call_tool   input {"name": TOOL, "args": {...}}; calls tool_call and
 //	            outputs the ToolResult document it returns
+//	counter     counts its calls and the distinct inputs it has seen, in
+//	            package variables, and outputs "CALLS SEEN": "1 1" in a
+//	            fresh instance
+//	hoard       input N; keeps N MiB in a package variable (the memory grows)
+//	            and outputs the MiB held
 //
 // Build (from the repository root):
 //
@@ -129,6 +134,31 @@ func listDir() int32 {
 		names = append(names, e.Name())
 	}
 	return result(strings.Join(names, "\n"), err)
+}
+
+var (
+	calls int
+	seen  = map[string]bool{}
+	hoard [][]byte
+)
+
+//go:wasmexport counter
+func counter() int32 {
+	calls++
+	seen[arg()] = true
+	return result(strconv.Itoa(calls)+" "+strconv.Itoa(len(seen)), nil)
+}
+
+//go:wasmexport hoard
+func hoardExport() int32 {
+	n, err := strconv.Atoi(arg())
+	if err != nil {
+		return result("", err)
+	}
+	for i := 0; i < n; i++ {
+		hoard = append(hoard, make([]byte, 1<<20))
+	}
+	return result(strconv.Itoa(len(hoard)), nil)
 }
 
 //go:wasmexport clock

@@ -1,0 +1,76 @@
+package host_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost/host"
+)
+
+// Fuel is counted the same on every call and every host, grows with the
+// work done, and a call that needs more than its max_fuel ends with
+// ErrLimit naming the fuel — deterministically, whatever the machine's speed.
+func TestFuelIsDeterministic(t *testing.T) {
+	h1, h2 := newHost(t, testConfig()), newHost(t, testConfig())
+	fuel := func(h *host.Host, export, input string, max int64) (int64, error) {
+		t.Helper()
+		res, err := load(t, h, "wat/loop_count.wasm").Call(t.Context(), export, []byte(input), &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: max}}})
+		return res.Fuel, err
+	}
+	small, err := fuel(h1, "count", "1000", 0)
+	if err != nil || small <= 1000 {
+		t.Fatalf("fuel of 1000 iterations = %d, %v", small, err)
+	}
+	for i := 0; i < 3; i++ {
+		again, _ := fuel(h2, "count", "1000", 0)
+		if again != small {
+			t.Fatalf("the same call used %d fuel, then %d", small, again)
+		}
+	}
+	large, _ := fuel(h1, "count", "100000", 0)
+	if large <= 50*small {
+		t.Errorf("100× the iterations used %d fuel against %d", large, small)
+	}
+
+	if _, err := fuel(h1, "count", "1000", small); err != nil {
+		t.Errorf("a call within its max_fuel failed: %v", err)
+	}
+	for _, max := range []int64{small - 1, small / 2, 1} {
+		_, err := fuel(h1, "count", "1000", max)
+		ce := wantKind(t, err, host.ErrLimit)
+		if !strings.Contains(ce.Message, "fuel") {
+			t.Errorf("max_fuel %d: message %q does not name the fuel", max, ce.Message)
+		}
+	}
+	// Far past the deadline a spinning guest is still cut by its fuel first.
+	_, err = load(t, h1, "wat/loop.wasm").Call(t.Context(), "spin", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: 5_000_000}}})
+	wantKind(t, err, host.ErrLimit)
+
+	// A Go guest, whose initialisation runs far more than its call, is
+	// charged for the call only.
+	g := load(t, h1, "go/gobench/gobench.wasm")
+	res, err := g.Call(t.Context(), "noop", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: 1000}}})
+	if err != nil || res.Fuel <= 0 || res.Fuel > 1000 {
+		t.Errorf("Go noop under max_fuel 1000: fuel %d, %v", res.Fuel, err)
+	}
+}
+
+func TestFuelNeedsMetering(t *testing.T) {
+	h := newHost(t, testConfig().WithMetering(false))
+	m := load(t, h, "wat/loop_count.wasm")
+	if metered, why := m.Metered(); metered || why == nil {
+		t.Errorf("Metered() = %v, %v with metering off", metered, why)
+	}
+	_, err := m.Call(t.Context(), "count", []byte("10"), &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: 1000}}})
+	if !errors.Is(err, host.ErrBadConfig) {
+		t.Errorf("max_fuel on an unmetered module: err = %v, want ErrBadConfig", err)
+	}
+	res, err := m.Call(t.Context(), "count", []byte("10"), nil)
+	if err != nil || res.Fuel != 0 {
+		t.Errorf("unmetered call: fuel %d, %v", res.Fuel, err)
+	}
+	if metered, why := load(t, newHost(t, testConfig()), "wat/loop_count.wasm").Metered(); !metered || why != nil {
+		t.Errorf("Metered() = %v, %v with metering on", metered, why)
+	}
+}

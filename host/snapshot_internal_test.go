@@ -1,0 +1,55 @@
+package host
+
+import (
+	"context"
+	"os"
+	"testing"
+)
+
+// Calls are served by restoring one instance, not by instantiating anew;
+// an instance whose memory grew is discarded, not restored.
+func TestRestoredInstancesAreReused(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	wasm, err := os.ReadFile("../testdata/guests/wat/state.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(ctx, wasm, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.c.snapshottable() {
+		t.Fatal("state.wasm is not snapshottable")
+	}
+	var first *instance
+	for i := 0; i < 5; i++ {
+		res, err := m.Call(ctx, "bump", nil, nil)
+		if err != nil || string(res.Output) != "1001" {
+			t.Fatalf("bump %d: %q, %v", i, res.Output, err)
+		}
+		fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
+		if fp == nil || len(fp.idle) != 1 {
+			t.Fatalf("after call %d the pool holds %v", i, fp)
+		}
+		if first == nil {
+			first = fp.idle[0]
+		} else if fp.idle[0] != first {
+			t.Fatalf("call %d was served by a new instance", i)
+		}
+		if fp.idle[0].uses != i+1 {
+			t.Errorf("instance served %d calls, want %d", fp.idle[0].uses, i+1)
+		}
+	}
+	if _, err := m.Call(ctx, "grow", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
+	if len(fp.idle) != 0 {
+		t.Error("an instance whose memory grew went back to the pool")
+	}
+}
