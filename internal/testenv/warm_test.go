@@ -29,11 +29,17 @@ var refused = map[string]bool{
 // another than `go run` does, so this is a test.)
 func TestEveryModuleLoads(t *testing.T) {
 	ctx := context.Background()
-	h, err := host.New(ctx, host.NewConfig().WithCacheDir(testenv.CacheDir()))
-	if err != nil {
-		t.Fatal(err)
+	// Both forms: the rewritten, metered one, and the original the tests
+	// also run under close-on-context-done.
+	var hosts []*host.Host
+	for _, metered := range []bool{true, false} {
+		h, err := host.New(ctx, host.NewConfig().WithCacheDir(testenv.CacheDir()).WithMetering(metered))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close(ctx)
+		hosts = append(hosts, h)
 	}
-	defer h.Close(ctx)
 	roots := []string{filepath.Join("..", "..")}
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/extism/go-sdk").Output()
 	if err != nil {
@@ -56,7 +62,10 @@ func TestEveryModuleLoads(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = h.Load(ctx, wasm, host.LoadOptions{Name: path})
+			for _, h := range hosts[1:] {
+				h.Load(ctx, wasm, host.LoadOptions{Name: path})
+			}
+			_, err = hosts[0].Load(ctx, wasm, host.LoadOptions{Name: path})
 			switch {
 			case refused[d.Name()] && err == nil:
 				t.Errorf("%s loaded; the host must refuse it", path)
