@@ -218,7 +218,7 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 	if h.cfg.metering {
 		// Rewrite the module to count fuel; a module the rewriter cannot
 		// handle runs unmetered, stopped by close-on-context-done instead.
-		out, ri, rerr := rewrite.Instrument(wasm, rewrite.Options{ExportGlobals: true})
+		out, ri, rerr := instrument(wasm)
 		if rerr == nil {
 			cm, err := h.rt.CompileModule(ctx, out)
 			if err != nil {
@@ -313,4 +313,16 @@ func signature(d api.FunctionDefinition) string {
 		return strings.Join(s, ", ")
 	}
 	return "(" + names(d.ParamTypes()) + ") -> (" + names(d.ResultTypes()) + ")"
+}
+
+// instrument rewrites a module for metering. A panic in the rewriter (a bug,
+// reached by a module nobody foresaw) is turned into an error, so the module
+// runs unmetered instead of taking the process down.
+func instrument(wasm []byte) (out []byte, info rewrite.Info, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rewriter failed: %v", p)
+		}
+	}()
+	return rewrite.Instrument(wasm, rewrite.Options{ExportGlobals: true})
 }
