@@ -124,6 +124,8 @@ type module struct {
 	checkTail       []byte // the check sequence after the cost
 	funcIndexLimit  uint32 // number of functions of the input
 	sawNameSection  bool
+	scanOnly        bool // scanNames: check the name section without renumbering
+	namesDropped    bool // the name section does not parse and is left out
 }
 
 // Instrument returns a copy of the WebAssembly binary wasm that calls the
@@ -137,6 +139,13 @@ type module struct {
 // what rewriting needs: input a runtime would reject may give output it
 // also rejects.
 func Instrument(wasm []byte, opts Options) ([]byte, Info, error) {
+	out, info, _, err := instrument(wasm, opts)
+	return out, info, err
+}
+
+// instrument is Instrument, also returning what it learned of the input
+// (nil if the options are invalid).
+func instrument(wasm []byte, opts Options) ([]byte, Info, *module, error) {
 	if opts.ImportModule == "" {
 		opts.ImportModule = DefaultImportModule
 	}
@@ -144,17 +153,17 @@ func Instrument(wasm []byte, opts Options) ([]byte, Info, error) {
 		opts.ImportName = DefaultImportName
 	}
 	if !utf8.ValidString(opts.ImportModule) || !utf8.ValidString(opts.ImportName) {
-		return nil, Info{}, ErrInvalidOptions
+		return nil, Info{}, nil, ErrInvalidOptions
 	}
 	m := &module{in: wasm, opts: opts}
 	if err := m.scan(); err != nil {
-		return nil, Info{}, err
+		return nil, Info{}, m, err
 	}
 	out, err := m.emit()
 	if err != nil {
-		return nil, Info{}, err
+		return nil, Info{}, m, err
 	}
-	return out, m.info, nil
+	return out, m.info, m, nil
 }
 
 var header = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
@@ -218,6 +227,8 @@ func (m *module) scan() error {
 			if name, err = sr.name(); err == nil && string(name) == "name" {
 				if m.sawNameSection {
 					err = malformed(s.start, "repeated name section")
+				} else {
+					err = m.scanNames(s, sr.pos)
 				}
 				m.sawNameSection = true
 			}

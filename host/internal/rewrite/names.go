@@ -6,9 +6,12 @@ import "errors"
 // indices of its function names (1), local names (2) and label names (3)
 // subsections renumbered; other subsections are copied. A name section that
 // does not parse is dropped: names only label stack traces, and a wrong
-// name would mislead more than a missing one. One whose counts or lengths
-// run past its end is refused (errOversized): wazero would allocate by
-// them. body is where the subsections start.
+// name would mislead more than a missing one. (wazero's own reading of the
+// module name, function names and local names ignores the subsection sizes,
+// so a subsection that does not hold exactly what its id says could make
+// it misread the output.) One whose counts or lengths run past its end is
+// refused (errOversized) by scanNames: wazero would allocate by them. body
+// is where the subsections start.
 func (m *module) nameSection(out []byte, s section, body int) ([]byte, error) {
 	keep := len(out)
 	out, ok, err := m.names(out, s, body)
@@ -17,9 +20,21 @@ func (m *module) nameSection(out []byte, s section, body int) ([]byte, error) {
 		return nil, err
 	}
 	if !ok {
+		m.namesDropped = true
 		return out[:keep], nil
 	}
 	return out, nil
+}
+
+// scanNames checks the name section s, in the order wazero decodes
+// sections, for counts and lengths that run past its end.
+func (m *module) scanNames(s section, body int) error {
+	m.scanOnly = true
+	_, ok, err := m.names(nil, s, body)
+	m.scanOnly = false
+	m.events = m.events[:0]
+	m.namesDropped = !ok
+	return err
 }
 
 func (m *module) names(out []byte, s section, body int) (_ []byte, ok bool, _ error) {
@@ -40,6 +55,8 @@ func (m *module) names(out []byte, s section, body int) (_ []byte, ok bool, _ er
 		sub := reader{b: m.in, pos: start, end: start + int(size)}
 		r.pos = sub.end
 		switch id {
+		case 0: // module name
+			_, err = sub.name()
 		case 1: // function names: namemap
 			err = m.nameMap(&sub, true)
 		case 2, 3: // local and label names: indirect namemap by function
@@ -84,7 +101,7 @@ func (m *module) nameMap(r *reader, funcs bool) error {
 		if err != nil {
 			return err
 		}
-		if funcs {
+		if funcs && !m.scanOnly {
 			if err := m.patchFunc(pos, r.pos, idx); err != nil {
 				return err
 			}
@@ -108,8 +125,10 @@ func (m *module) indirectNameMap(r *reader) error {
 		if err != nil {
 			return err
 		}
-		if err := m.patchFunc(pos, r.pos, idx); err != nil {
-			return err
+		if !m.scanOnly {
+			if err := m.patchFunc(pos, r.pos, idx); err != nil {
+				return err
+			}
 		}
 		if err := m.nameMap(r, false); err != nil {
 			return err
