@@ -30,11 +30,8 @@
 //   - with Options.ExportGlobals, an export "__skillhost_global_<index>" of
 //     every mutable global the module defines, so that the host can
 //     snapshot and restore them between calls (Info.Globals);
-//   - at the entry of every function that loops or calls, and right after
-//     every loop instruction, a check (Info.Checks counts them). A function
-//     that does neither only runs forward through its body, which bounds
-//     its time, so it gets no check and its instructions go uncounted; this
-//     spares small helpers (a sort's Less and Swap) a check per call.
+//   - at every function entry and right after every loop instruction, a
+//     check (Info.Checks counts them).
 //
 // The check is
 //
@@ -59,14 +56,11 @@
 // a point later in the body. The only backward jumps are branches to a loop
 // label, and they land on the loop head, where a check sits. A call enters
 // a function at its entry, where a check sits, including call_indirect,
-// call_ref and the tail calls — unless the callee neither loops nor calls,
-// and then it runs straight through its body and returns. So between two
-// checks a guest can only run forward through the rest of its current
-// function (and through such leaves) and, returning, through the rest of
-// each caller on the stack: at most the size of the bodies on the call
-// stack, which wazero bounds. Recursion needs a call, so it goes through
-// checked function entries; every infinite execution passes checks
-// infinitely often.
+// call_ref and the tail calls. So between two checks a guest can only run
+// forward through the rest of its current function and, returning, through
+// the rest of each caller on the stack: at most the size of the bodies on
+// the call stack, which wazero bounds. Recursion goes through function
+// entries; every infinite execution passes checks infinitely often.
 //
 // What a check does not cover: time spent in host functions (which must
 // watch their context themselves), memory.atomic.wait, and single

@@ -418,7 +418,6 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 	var cost int64
 	var in inst
 	in.op = 0xff
-	calls, loops := false, false
 	for !r.done() {
 		at := r.pos
 		if err := r.instr(&in); err != nil {
@@ -428,12 +427,6 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 			return nil, err
 		}
 		cost++
-		switch in.op {
-		case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15: // the calls
-			calls = true
-		case 0x03:
-			loops = true
-		}
 		if writesTable(m.in, at, end, in.op) {
 			m.info.WritesTables = true
 		}
@@ -457,11 +450,6 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 	}
 	if pending >= 0 { // unreachable: the final end is a terminator
 		m.events[pending].val = max(cost, 1)
-	}
-	if !calls && !loops {
-		// A leaf without loops needs no entry check (see the package
-		// documentation).
-		m.events = append(m.events[:0], m.events[1:]...)
 	}
 	// The body's new size, so that it is written once.
 	size := int64(end - start)

@@ -133,7 +133,7 @@ func TestOptionsAndSections(t *testing.T) {
 		BudgetExport: BudgetExport,
 		RefuelFunc:   0,
 		Globals:      []GlobalExport{{Index: 2, Export: GlobalExportPrefix + "2", Type: 0x7c}},
-		Checks:       0, // its one function neither loops nor calls
+		Checks:       1,
 	}
 	if d := cmp.Diff(want, info); d != "" {
 		t.Errorf("info (-want +got):\n%s", d)

@@ -85,7 +85,7 @@ func TestRenumber(t *testing.T) {
 		BudgetExport: BudgetExport + "_1",
 		RefuelFunc:   1,
 		Globals:      []GlobalExport{{Index: 1, Export: GlobalExportPrefix + "1", Type: 0x7f}},
-		Checks:       3,    // the functions that loop or call, and the loop
+		Checks:       12,
 		WritesTables: true, // table.set and table.init
 	}
 	if d := cmp.Diff(wantInfo, info); d != "" {
