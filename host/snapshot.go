@@ -152,16 +152,6 @@ func (fp *freshPool) put(in *instance) bool {
 	return true
 }
 
-// close discards the idle instances.
-func (fp *freshPool) close() {
-	fp.mu.Lock()
-	defer fp.mu.Unlock()
-	for _, in := range fp.idle {
-		in.close()
-	}
-	fp.idle = nil
-}
-
 var errGrown = errors.New("memory grew during the call")
 
 // globals returns the instance's exported mutable globals, in the order
