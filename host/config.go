@@ -109,8 +109,11 @@ func (c Config) validate() error {
 	return nil
 }
 
-// resolve fills a grant's zero limits from the defaults.
-func (c Config) resolve(l Limits) Limits { return overlay(c.defaults, l) }
+// Resolve returns l with its zero fields filled from the default limits:
+// the limits a call under l runs with.
+func (c Config) Resolve(l Limits) Limits { return overlay(c.defaults, l) }
+
+func (c Config) resolve(l Limits) Limits { return c.Resolve(l) }
 
 // overlay returns base with every non-zero field of top put over it.
 func overlay(base, top Limits) Limits {

@@ -98,30 +98,7 @@ func printToolJSON(g *globals, t *skillhost.Tool) error {
 
 // effectiveLimits fills the tool's limits with the host defaults.
 func effectiveLimits(t *skillhost.Tool) host.Limits {
-	l := t.Effective.Limits
-	d := host.NewConfig().DefaultLimits()
-	if l.Timeout == 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.MaxMemoryBytes == 0 {
-		l.MaxMemoryBytes = d.MaxMemoryBytes
-	}
-	if l.MaxOutputBytes == 0 {
-		l.MaxOutputBytes = d.MaxOutputBytes
-	}
-	if l.MaxLogBytes == 0 {
-		l.MaxLogBytes = d.MaxLogBytes
-	}
-	if l.MaxVarBytes == 0 {
-		l.MaxVarBytes = d.MaxVarBytes
-	}
-	if l.MaxHTTPResponseBytes == 0 {
-		l.MaxHTTPResponseBytes = d.MaxHTTPResponseBytes
-	}
-	if l.MaxKernelBytes == 0 {
-		l.MaxKernelBytes = d.MaxKernelBytes
-	}
-	return l
+	return host.NewConfig().Resolve(t.Effective.Limits)
 }
 
 func printTool(g *globals, t *skillhost.Tool) {
