@@ -427,7 +427,7 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 			return nil, err
 		}
 		cost++
-		if writesTable(m.in, at, end, in.op) {
+		if (in.op == 0x26 || in.op == 0xfc) && writesTable(m.in, at, end, in.op) {
 			m.info.WritesTables = true
 		}
 		if in.fend != 0 {

@@ -84,8 +84,8 @@ func TestGoGuestRuns(t *testing.T) {
 // TestGoGuestSpinStops stops gohostile's spin (for { counter++ }) from
 // refuel, with close-on-context-done off.
 func TestGoGuestSpinStops(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles a 3.6 MB Go guest")
+	if testing.Short() || raceEnabled {
+		t.Skip("compiles a 3.6 MB Go guest (17 s under the race detector)")
 	}
 	out, _, err := Instrument(goGuest(t, "gohostile"), Options{})
 	if err != nil {
