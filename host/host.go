@@ -215,25 +215,29 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 		}
 	}
 	c := &compiled{info: info}
-	if h.cfg.metering {
-		// Rewrite the module to count fuel; a module the rewriter cannot
-		// handle runs unmetered, stopped by close-on-context-done instead.
-		out, ri, rerr := instrument(wasm)
-		if rerr == nil {
-			cm, err := h.rt.CompileModule(ctx, out)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
-			}
-			c.cm, c.metered, c.budget, c.globals = cm, true, ri.BudgetExport, ri.Globals
-			c.writesTables = ri.WritesTables
-		} else {
-			c.unmetered = rerr
+	// The rewriter also checks what wazero would trust: counts and lengths
+	// that claim more than the bytes behind them (wazero allocates by them
+	// first) and references to types that do not exist (wazero panics). A
+	// module it finds malformed is refused; one it merely cannot rewrite
+	// runs unmetered, stopped by close-on-context-done instead.
+	out, ri, rerr := instrument(wasm)
+	switch {
+	case errors.Is(rerr, rewrite.ErrMalformed):
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, rerr)
+	case rerr == nil && h.cfg.metering:
+		cm, err := compileSafely(ctx, h.rt, out)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
 		}
-	} else {
+		c.cm, c.metered, c.budget, c.globals = cm, true, ri.BudgetExport, ri.Globals
+		c.writesTables = ri.WritesTables
+	case rerr != nil:
+		c.unmetered = rerr
+	default:
 		c.unmetered = errors.New("metering is off in the host configuration")
 	}
 	if c.cm == nil {
-		cm, err := h.rtSafe.CompileModule(ctx, wasm)
+		cm, err := compileSafely(ctx, h.rtSafe, wasm)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
 		}
@@ -325,4 +329,14 @@ func instrument(wasm []byte) (out []byte, info rewrite.Info, err error) {
 		}
 	}()
 	return rewrite.Instrument(wasm, rewrite.Options{ExportGlobals: true})
+}
+
+// compileSafely compiles wasm, turning a panic inside wazero into an error.
+func compileSafely(ctx context.Context, rt wazero.Runtime, wasm []byte) (cm wazero.CompiledModule, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("compiler failed: %v", p)
+		}
+	}()
+	return rt.CompileModule(ctx, wasm)
 }

@@ -122,9 +122,14 @@ func TestLoadHashPinAndGarbage(t *testing.T) {
 		"empty":     nil,
 		"text":      []byte("not wasm at all"),
 		"truncated": wasm[:len(wasm)/2],
+		// A type section claiming 2^32-1 entries in 5 bytes: wazero would
+		// try to allocate for all of them before reading any.
+		"huge count": {0, 'a', 's', 'm', 1, 0, 0, 0, 1, 5, 0xff, 0xff, 0xff, 0xff, 0x0f},
 	} {
-		if _, err := h.Load(context.Background(), b, host.LoadOptions{Name: name}); !errors.Is(err, host.ErrInvalidModule) {
-			t.Errorf("%s: err = %v, want ErrInvalidModule", name, err)
+		for _, hh := range []*host.Host{h, newHost(t, testConfig().WithMetering(false))} {
+			if _, err := hh.Load(context.Background(), b, host.LoadOptions{Name: name}); !errors.Is(err, host.ErrInvalidModule) {
+				t.Errorf("%s: err = %v, want ErrInvalidModule", name, err)
+			}
 		}
 	}
 }
