@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/guests/go/skill"
+	"github.com/skillhost/skillhost/guests/go/skill/skilltest"
 )
 
 // call runs a tool through the SDK, as its export would, and returns the
@@ -230,21 +231,5 @@ func FuzzParsePath(f *testing.F) {
 // TestDescribe checks that describe lists exactly the tools exports.go
 // exports, each with a description and schemas.
 func TestDescribe(t *testing.T) {
-	var want []string
-	for _, h := range []*skill.Handle{decodeTool, encodeTool, hashTool, jsonFormatTool, jsonQueryTool, tzConvertTool} {
-		want = append(want, h.Name())
-	}
-	var got []string
-	for _, tool := range skill.Description().Tools {
-		got = append(got, tool.Name)
-		if tool.Description == "" || len(tool.InputSchema) == 0 || len(tool.OutputSchema) == 0 {
-			t.Errorf("tool %s lacks a description or schema", tool.Name)
-		}
-		if tool.Export != tool.Name {
-			t.Errorf("tool %s has export %q", tool.Name, tool.Export)
-		}
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("tools (-want +got):\n%s", diff)
-	}
+	skilltest.CheckDescription(t, decodeTool, encodeTool, hashTool, jsonFormatTool, jsonQueryTool, tzConvertTool)
 }

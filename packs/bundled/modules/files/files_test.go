@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/guests/go/skill"
+	"github.com/skillhost/skillhost/guests/go/skill/skilltest"
 )
 
 // setup makes a folder tree and points the module's root at it.
@@ -249,21 +250,5 @@ func TestSearchFiles(t *testing.T) {
 // TestDescribe checks that describe lists exactly the tools exports.go
 // exports, each with a description and schemas.
 func TestDescribe(t *testing.T) {
-	var want []string
-	for _, h := range []*skill.Handle{fileInfoTool, listDirTool, readFileTool, searchFilesTool, writeFileTool} {
-		want = append(want, h.Name())
-	}
-	var got []string
-	for _, tool := range skill.Description().Tools {
-		got = append(got, tool.Name)
-		if tool.Description == "" || len(tool.InputSchema) == 0 || len(tool.OutputSchema) == 0 {
-			t.Errorf("tool %s lacks a description or schema", tool.Name)
-		}
-		if tool.Export != tool.Name {
-			t.Errorf("tool %s has export %q", tool.Name, tool.Export)
-		}
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("tools (-want +got):\n%s", diff)
-	}
+	skilltest.CheckDescription(t, fileInfoTool, listDirTool, readFileTool, searchFilesTool, writeFileTool)
 }
