@@ -46,6 +46,9 @@ var (
 	nameRE   = regexp.MustCompile(`^[a-z0-9]+([_-][a-z0-9]+)*$`)
 	exportRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 	hexRE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	envRE    = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	// yamlLineRE splits "line N: message" off a yaml.v3 error.
+	yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 )
 
 type rawPack struct {
@@ -219,7 +222,7 @@ func Parse(data []byte, file string) (*Pack, error) {
 			}
 		}
 		for j, e := range rm.Request.Env {
-			if !regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`).MatchString(e) {
+			if !envRE.MatchString(e) {
 				bad(rm.line, fmt.Sprintf("%s.request.env[%d]", field, j), "%q must be an UPPER_CASE variable name", e)
 			}
 		}
@@ -271,13 +274,12 @@ func Parse(data []byte, file string) (*Pack, error) {
 
 // yamlError turns a yaml.v3 error into ManifestErrors with line numbers.
 func yamlError(file string, err error) error {
-	lineRE := regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		var errs []error
 		for _, e := range te.Errors {
 			me := &ManifestError{File: file, Msg: e}
-			if m := lineRE.FindStringSubmatch(e); m != nil {
+			if m := yamlLineRE.FindStringSubmatch(e); m != nil {
 				me.Line, _ = strconv.Atoi(m[1])
 				me.Msg = m[2]
 			}
@@ -286,7 +288,7 @@ func yamlError(file string, err error) error {
 		return errors.Join(errs...)
 	}
 	me := &ManifestError{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 		me.Line, _ = strconv.Atoi(m[1])
 		me.Msg = m[2]
 	}
