@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -215,6 +216,6 @@ func listOrNone(s []string) string {
 		return "none"
 	}
 	sorted := append([]string(nil), s...)
-	sortStrings(sorted)
+	sort.Strings(sorted)
 	return strings.Join(sorted, ", ")
 }

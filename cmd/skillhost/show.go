@@ -179,5 +179,3 @@ func size(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
-
-func sortStrings(s []string) { sort.Strings(s) }
