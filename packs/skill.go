@@ -27,7 +27,7 @@ const (
 type Skill struct {
 	// Name identifies the skill. Agent skills use the folder name; playbook
 	// skills without one get pack.<pack>.<slug>.
-	Name string `json:"name"`
+	Name string    `json:"name"`
 	Kind SkillKind `json:"kind"`
 	// Title is a short human label (playbook skills).
 	Title       string `json:"title,omitempty"`
