@@ -16,13 +16,23 @@ import (
 // ManifestFile is the name of a pack's manifest at the pack root.
 const ManifestFile = "pack.yaml"
 
-// Errors returned by Load. A *ManifestError carries the file, line and
-// field of each problem and matches ErrInvalidManifest.
+// Errors of the package. A *ManifestError carries the file, line and field
+// of each manifest problem and matches ErrInvalidManifest; a *ConfigError
+// does the same for the operator's config and matches ErrInvalidConfig.
 var (
 	// ErrNoManifest is returned when a folder has no pack.yaml.
 	ErrNoManifest = errors.New("packs: no pack.yaml")
 	// ErrInvalidManifest is matched by every manifest problem.
 	ErrInvalidManifest = errors.New("packs: invalid manifest")
+	// ErrDuplicateName is matched by a *DuplicateError: one source defines
+	// two skills, tools or packs of the same name.
+	ErrDuplicateName = errors.New("packs: duplicate name in one source")
+	// ErrInvalidConfig is matched by every *ConfigError, a problem in the
+	// operator's skillhost.toml.
+	ErrInvalidConfig = errors.New("packs: invalid config")
+	// ErrMissingEnv is matched by a *MissingEnvError: a skill declares an
+	// environment variable the config gives no value for.
+	ErrMissingEnv = errors.New("packs: missing env value")
 )
 
 // Pack is a loaded, validated pack.
