@@ -25,15 +25,22 @@ type ManifestError struct {
 	Msg   string
 }
 
+// Error writes the problem as "file:line: field: msg". When Msg reads as
+// the rest of a sentence about the field (it starts with a quoted value,
+// "is " or "must "), field and message are joined by a space instead:
+// `skills/pdf/SKILL.md:3: name "PDF" must match ^[a-z0-9]+(-[a-z0-9]+)*$`.
 func (e *ManifestError) Error() string {
 	loc := e.File
 	if e.Line > 0 {
 		loc += ":" + strconv.Itoa(e.Line)
 	}
-	if e.Field != "" {
-		return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", loc, e.Msg)
 	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
+	if strings.HasPrefix(e.Msg, `"`) || strings.HasPrefix(e.Msg, "is ") || strings.HasPrefix(e.Msg, "must ") {
+		return fmt.Sprintf("%s: %s %s", loc, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
 }
 
 // Is makes a *ManifestError match ErrInvalidManifest.
