@@ -1,0 +1,500 @@
+package index
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Placeholders written in place of redacted text. None of them can match
+// a redaction rule, so redacting twice gives the same text as once.
+const (
+	redactedEmail = "[REDACTED_EMAIL]"
+	redactedPhone = "[REDACTED_PHONE]"
+	redactedToken = "[REDACTED_TOKEN]"
+)
+
+// redactMaxPasses bounds the fixpoint loop in Redact. A pass that changes
+// nothing ends the loop; in practice the second pass never changes anything.
+const redactMaxPasses = 6
+
+var (
+	// urlRe finds absolute URLs; trailing sentence punctuation is trimmed
+	// from each match before it is looked at.
+	urlRe = regexp.MustCompile(`(?i)\b(?:https?|wss?|ftp)://[^\s<>"'\x60]+`)
+
+	// emailRe is the email rule; the fuzz test checks redacted output
+	// against it.
+	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
+
+	// privateKeyRe finds PEM private key blocks.
+	privateKeyRe = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`)
+
+	// tokenFormatRes are credential formats recognisable on their own.
+	tokenFormatRes = []*regexp.Regexp{
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),                                      // OpenAI, Anthropic style
+		regexp.MustCompile(`\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}`),                      // Stripe
+		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`),                                 // GitHub tokens
+		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`),                               // GitHub fine-grained
+		regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`),                                   // GitLab
+		regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                // AWS access key IDs
+		regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{8,}`),                              // Slack
+		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),                                      // Google API keys
+		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}`), // JWTs
+	}
+
+	// authHeaderRe finds "Authorization: <scheme> <credential>" and
+	// "Authorization=<credential>"; group 1 is kept, group 2 is the
+	// optional scheme, group 3 the credential.
+	authHeaderRe = regexp.MustCompile(`(?i)\b(authorization["']?\s*[:=]\s*["']?)(?:(bearer|basic|token|digest)\s+)?([A-Za-z0-9._~+/=-]+)`)
+
+	// bearerRe finds "Bearer <credential>" anywhere; group 1 is the word
+	// "Bearer" as written, group 2 the credential.
+	bearerRe = regexp.MustCompile(`(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]+)`)
+
+	// secretAssignRe finds key=value and key: value pairs whose key names
+	// a secret. Group 1 is the character before the key (or empty at the
+	// start), group 2 the key with its separator, group 3 the separator,
+	// group 4 an opening quote, group 5 the value.
+	secretAssignRe = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9])([a-z0-9_.-]*?(?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?)["']?\s*([:=])\s*)(["']?)([^\s"'&,;]+)`)
+
+	// Phone number candidates; each match is then checked for digit count
+	// and for the characters around it (see phoneRules).
+	phoneIntlRe     = regexp.MustCompile(`\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){1,6}`)
+	phoneNANPRe     = regexp.MustCompile(`(?:\(\d{3}\) ?|\d{3}([ .-]))\d{3}[ .-]\d{4}`)
+	phoneNationalRe = regexp.MustCompile(`\b0\d{1,4}(?:[ -]\d{2,8}){1,4}`)
+)
+
+// Redact returns text with personal data and credentials replaced by
+// placeholders: email addresses by [REDACTED_EMAIL], phone numbers by
+// [REDACTED_PHONE], bearer tokens, API keys and secret-named values by
+// [REDACTED_TOKEN], and it strips the query (and fragment) of URLs that
+// carry user, session or credential parameters. The rules are conservative
+// so that procedural text keeps its structure: dates, versions, ports,
+// years and plain numbers are left alone. Redact is idempotent and safe
+// for any input.
+func Redact(text string) string {
+	for range redactMaxPasses {
+		next := redactPass(text)
+		if next == text {
+			break
+		}
+		text = next
+	}
+	return text
+}
+
+// redactPass applies every rule once, URLs first so that an email or a
+// token inside a query string goes with the query.
+func redactPass(s string) string {
+	if s == "" {
+		return s
+	}
+	s = urlRe.ReplaceAllStringFunc(s, redactURL)
+	s = privateKeyRe.ReplaceAllString(s, redactedToken)
+	s = replaceSubmatches(s, authHeaderRe, func(m []string) string {
+		scheme, cred := m[2], m[3]
+		if scheme == "" && !looksSecret(cred, false) {
+			return m[0]
+		}
+		if isPlaceholder(cred) || len(cred) < 6 {
+			return m[0]
+		}
+		if scheme != "" {
+			return m[1] + scheme + " " + redactedToken
+		}
+		return m[1] + redactedToken
+	})
+	s = replaceSubmatches(s, bearerRe, func(m []string) string {
+		if !looksSecret(m[2], true) {
+			return m[0]
+		}
+		return m[1] + " " + redactedToken
+	})
+	for _, re := range tokenFormatRes {
+		s = re.ReplaceAllString(s, redactedToken)
+	}
+	s = replaceSubmatches(s, secretAssignRe, func(m []string) string {
+		sep, quote, value := m[3], m[4], m[5]
+		if isPlaceholder(value) {
+			return m[0]
+		}
+		strict := sep == ":" && quote == ""
+		if strict && !looksSecret(value, false) {
+			return m[0]
+		}
+		if !strict && len(value) < 4 {
+			return m[0]
+		}
+		return m[1] + m[2] + quote + redactedToken
+	})
+	s = emailRe.ReplaceAllString(s, redactedEmail)
+	s = redactPhones(s)
+	return s
+}
+
+// replaceSubmatches is regexp.ReplaceAllStringFunc with the submatches
+// handed to fn.
+func replaceSubmatches(s string, re *regexp.Regexp, fn func(m []string) string) string {
+	idx := re.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, loc := range idx {
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = s[loc[2*i]:loc[2*i+1]]
+			}
+		}
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(fn(m))
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// isPlaceholder reports whether a secret's value is a stand-in rather
+// than a secret: a template variable, an angle-bracket hint, a mask or an
+// earlier redaction.
+func isPlaceholder(v string) bool {
+	if v == "" {
+		return true
+	}
+	switch v[0] {
+	case '<', '$', '{', '[', '*', '%', '(':
+		return true
+	}
+	switch strings.ToLower(strings.TrimRight(v, ".")) {
+	case "null", "none", "nil", "true", "false", "redacted", "xxx", "xxxx", "xxxxxx", "changeme", "example", "required", "optional", "string":
+		return true
+	}
+	return false
+}
+
+// looksSecret reports whether v, seen after a word that only sometimes
+// introduces a credential ("Bearer", "token:"), looks like a credential
+// rather than an ordinary word: at least 8 characters with a letter and a
+// digit or symbol, or 32 characters or more without spaces. In bearer
+// mode the URL-safe punctuation of tokens (. _ ~ + / = -) counts as a
+// symbol.
+func looksSecret(v string, bearer bool) bool {
+	if len(v) >= 32 {
+		return true
+	}
+	if len(v) < 8 {
+		return false
+	}
+	var letter, digit, symbol bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case strings.IndexByte("+/=~!@#%^&*", c) >= 0:
+			symbol = true
+		case bearer && strings.IndexByte("._-", c) >= 0:
+			symbol = true
+		}
+	}
+	return letter && (digit || symbol)
+}
+
+// sensitiveParamExact are query parameter names (lowercased, with - and _
+// removed) that identify a user, a session or a credential.
+var sensitiveParamExact = map[string]bool{
+	"sid": true, "uid": true, "pwd": true, "pw": true, "sig": true, "code": true,
+	"state": true, "key": true, "auth": true, "pass": true, "otp": true, "jwt": true,
+	"name": true, "phone": true, "login": true, "acct": true, "account": true,
+	"ticket": true, "nonce": true, "id": true, "mail": true, "tel": true,
+}
+
+// sensitiveParamParts are substrings that make a parameter name sensitive.
+var sensitiveParamParts = []string{
+	"token", "secret", "password", "passwd", "session", "user", "email",
+	"signature", "credential", "apikey", "accesskey", "auth", "customer",
+	"member", "phone", "address",
+}
+
+// sensitiveParam reports whether a query parameter name carries
+// user-specific or credential data.
+func sensitiveParam(name string) bool {
+	if n, err := url.QueryUnescape(name); err == nil {
+		name = n
+	}
+	k := strings.ToLower(name)
+	k = strings.NewReplacer("-", "", "_", "", ".", "", "[", "", "]", "").Replace(k)
+	if sensitiveParamExact[k] {
+		return true
+	}
+	for _, p := range sensitiveParamParts {
+		if strings.Contains(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sensitiveParams reports whether a query or fragment string holds a
+// sensitive parameter name, an email address, or a value that looks like a
+// credential.
+func sensitiveParams(q string) bool {
+	for _, part := range strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ';' }) {
+		name, value, hasValue := strings.Cut(part, "=")
+		if hasValue && sensitiveParam(name) {
+			return true
+		}
+		if v, err := url.QueryUnescape(value); err == nil {
+			value = v
+		}
+		if strings.Contains(value, "@") || (len(value) >= 20 && looksSecret(value, true)) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactURL strips the query of a URL when it carries user-specific
+// parameters, the fragment when it does, and credentials in the userinfo.
+// Trailing sentence punctuation is kept outside the URL.
+func redactURL(raw string) string {
+	u := strings.TrimRight(raw, ".,;:!?)]}'\"")
+	tail := raw[len(u):]
+
+	scheme, rest, _ := strings.Cut(u, "://")
+	// Userinfo with a password: everything before the host's '@'.
+	authority := rest
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		userinfo := authority[:at]
+		if strings.Contains(userinfo, ":") && !isPlaceholder(userinfo) {
+			rest = redactedToken + rest[at:]
+		}
+	}
+
+	base, frag, hasFrag := strings.Cut(rest, "#")
+	path, query, hasQuery := strings.Cut(base, "?")
+	if hasQuery && sensitiveParams(query) {
+		hasQuery, query = false, ""
+	}
+	if hasFrag && strings.Contains(frag, "=") && sensitiveParams(frag) {
+		hasFrag, frag = false, ""
+	}
+	var b strings.Builder
+	b.WriteString(scheme)
+	b.WriteString("://")
+	b.WriteString(path)
+	if hasQuery {
+		b.WriteByte('?')
+		b.WriteString(query)
+	}
+	if hasFrag {
+		b.WriteByte('#')
+		b.WriteString(frag)
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+// redactPhones replaces phone numbers in international (+44 20 7946 0958),
+// North American ((555) 123-4567, 555-123-4567) and trunk-prefixed
+// national (020 7946 0958, 06 12 34 56 78) forms. A candidate must have a
+// plausible number of digits and must not be glued to letters, digits or
+// version/date punctuation, which keeps dates, versions, IP addresses,
+// ports and plain numbers out.
+func redactPhones(s string) string {
+	s = replacePhone(s, phoneIntlRe, 8, 15, func(s string, at int) bool {
+		return at == 0 || !isWordByte(s[at-1])
+	})
+	s = replacePhone(s, phoneNANPRe, 10, 10, okPhoneBefore)
+	s = replacePhone(s, phoneNationalRe, 9, 12, okPhoneBefore)
+	return s
+}
+
+// okPhoneBefore reports whether the byte before a national-form candidate
+// allows a phone number to start there.
+func okPhoneBefore(s string, at int) bool {
+	if at == 0 {
+		return true
+	}
+	c := s[at-1]
+	return !isWordByte(c) && strings.IndexByte(".-/+:", c) < 0 || c == ':' && (at < 2 || !isDigit(s[at-2]))
+}
+
+func replacePhone(s string, re *regexp.Regexp, minDigits, maxDigits int, before func(s string, at int) bool) string {
+	idx := re.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range idx {
+		start, end := loc[0], loc[1]
+		cand := s[start:end]
+		digits := 0
+		for i := 0; i < len(cand); i++ {
+			if isDigit(cand[i]) {
+				digits++
+			}
+		}
+		ok := digits >= minDigits && digits <= maxDigits && before(s, start) && okPhoneAfter(s, end)
+		if ok && len(loc) >= 4 && loc[2] >= 0 {
+			// North American form: both separators must agree.
+			sep := s[loc[2]:loc[3]]
+			if s[end-5:end-4] != sep {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(redactedPhone)
+		last = end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// okPhoneAfter reports whether the text after a candidate ends a phone
+// number: not a word character, and not a '.', '-' or '/' that continues
+// a version, date or address.
+func okPhoneAfter(s string, end int) bool {
+	if end >= len(s) {
+		return true
+	}
+	c := s[end]
+	if isWordByte(c) {
+		return false
+	}
+	if strings.IndexByte(".-/:", c) >= 0 && end+1 < len(s) && isDigit(s[end+1]) {
+		return false
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return c == '_' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// toolGuidance replaces a reference to a tool the run cannot see. It names
+// no tool, so it says nothing about which tools exist.
+const (
+	toolGuidance         = "a suitable tool (find one with tool_search)"
+	toolGuidanceNoSearch = "a suitable tool"
+)
+
+var (
+	// backtickSpanRe finds inline code spans on one line.
+	backtickSpanRe = regexp.MustCompile("`[^`\n]+`")
+	// identRunRe finds runs of identifier characters, which may hold a
+	// bare tool name such as web_search or github.list_issues.
+	identRunRe = regexp.MustCompile(`[A-Za-z0-9_.\-]+`)
+)
+
+// toolRedactor rewrites references to tools a run cannot see. It is built
+// once per request from the names of all known tools and the run's
+// visibility test, and is safe for concurrent use once built.
+type toolRedactor struct {
+	// denied holds lowercased names of known tools the run cannot see.
+	denied []string
+	// guidance is the text that replaces a reference.
+	guidance string
+}
+
+// newToolRedactor returns a redactor for the known tool names that visible
+// rejects, or nil when visible is nil or no known tool is hidden (nil
+// rewrites nothing).
+func newToolRedactor(visible func(name string) bool, known []string) *toolRedactor {
+	if visible == nil {
+		return nil
+	}
+	seen := make(map[string]bool, len(known))
+	t := &toolRedactor{guidance: toolGuidance}
+	for _, name := range known {
+		name = strings.TrimSpace(name)
+		low := strings.ToLower(name)
+		if name == "" || seen[low] {
+			continue
+		}
+		seen[low] = true
+		if !visible(name) {
+			t.denied = append(t.denied, low)
+			if low == "tool_search" {
+				t.guidance = toolGuidanceNoSearch
+			}
+		}
+	}
+	if len(t.denied) == 0 {
+		return nil
+	}
+	return t
+}
+
+// hasSeparator reports whether a name holds '_', '.' or '-', which sets a
+// tool name apart from an ordinary word.
+func hasSeparator(s string) bool { return strings.ContainsAny(s, "_.-") }
+
+// mentions reports whether token refers to a denied tool: the denied name
+// occurs in it with no identifier character on either side. A denied name
+// without separators ("fetch") is an ordinary word in running text, so it
+// only counts inside a code span or inside a token that has separators.
+func (t *toolRedactor) mentions(token string, code bool) bool {
+	low := strings.ToLower(token)
+	for _, d := range t.denied {
+		if !code && !hasSeparator(d) && !hasSeparator(low) {
+			continue
+		}
+		for from := 0; ; {
+			i := strings.Index(low[from:], d)
+			if i < 0 {
+				break
+			}
+			i += from
+			j := i + len(d)
+			if (i == 0 || !isWordByte(low[i-1])) && (j == len(low) || !isWordByte(low[j])) {
+				return true
+			}
+			from = i + 1
+		}
+	}
+	return false
+}
+
+// rewrite returns s with every reference to a denied tool replaced by
+// generic guidance: a code span that mentions one is replaced whole, and
+// so is a bare identifier that holds one.
+func (t *toolRedactor) rewrite(s string) string {
+	if t == nil || s == "" {
+		return s
+	}
+	s = backtickSpanRe.ReplaceAllStringFunc(s, func(span string) string {
+		inner := span[1 : len(span)-1]
+		for _, tok := range identRunRe.FindAllString(inner, -1) {
+			if t.mentions(strings.Trim(tok, ".-"), true) {
+				return t.guidance
+			}
+		}
+		return span
+	})
+	return identRunRe.ReplaceAllStringFunc(s, func(run string) string {
+		tok := strings.TrimRight(run, ".-")
+		if tok == "" || !t.mentions(tok, false) {
+			return run
+		}
+		return t.guidance + run[len(tok):]
+	})
+}
