@@ -150,7 +150,11 @@ var compressionSteps = []compressionStep{
 	func(d *SkillDoc, fair int) { d.Instructions = cutText(d.Instructions, fair/2) },
 	func(d *SkillDoc, _ int) { d.Steps = cutItems(capList(d.Steps, 6), 160) },
 	func(d *SkillDoc, _ int) { d.Steps = cutItems(capList(d.Steps, 3), 120) },
-	func(d *SkillDoc, _ int) { d.TaskType = ""; d.Trigger = cutText(d.Trigger, 160); d.Title = cutText(d.Title, 80) },
+	func(d *SkillDoc, _ int) {
+		d.TaskType = ""
+		d.Trigger = cutText(d.Trigger, 160)
+		d.Title = cutText(d.Title, 80)
+	},
 }
 
 // fitSkills renders docs within maxTokens (EstimateTokens of the result
