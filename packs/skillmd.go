@@ -1,0 +1,380 @@
+package packs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Limits of the Agent Skills format that are warnings, not errors.
+const (
+	// maxBodyLines is the length past which a SKILL.md body draws a warning.
+	maxBodyLines = 500
+)
+
+// agentFields are the frontmatter fields of the Agent Skills format;
+// subagentFields are the subagent settings skillhost reads besides them.
+// Any other top-level field is kept in Skill.Extra with a warning.
+var (
+	agentFields    = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+	subagentFields = []string{"allowed_tools", "model", "max_iterations", "env", "capabilities", "access", "sensitive", "authors", "rationale", "packages"}
+)
+
+// ParseSkillMD parses a SKILL.md file (or a flat skills/<name>.md file):
+// YAML frontmatter between "---" lines, then Markdown instructions. file
+// names the file in errors and warnings; dirName is the name the skill's
+// name must equal (its folder name, or a flat file's stem), "" to skip that
+// check.
+//
+// The frontmatter is checked against schemas/skill-md.schema.json and the
+// rules a schema cannot say. Agent Skills fields fill the Skill's fields;
+// the subagent settings (allowed_tools, model, max_iterations, env,
+// capabilities, access, sensitive, authors, rationale, packages) fill
+// Skill.Subagent, which is always set for an agent skill, holding the
+// defaults when none is given. Other fields are kept in Skill.Extra with a
+// warning, so skills written for other hosts load unchanged. The body is
+// kept byte for byte as Skill.Instructions.
+//
+// Every problem found is returned, joined; each is a *ManifestError with
+// the line in file.
+func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
+	if !utf8.Valid(data) {
+		off := invalidUTF8Offset(data)
+		return nil, &ManifestError{File: file, Line: lineAt(data, off),
+			Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d; a SKILL.md must be UTF-8 text", off)}
+	}
+	fm, err := splitFrontmatter(file, data)
+	if err != nil {
+		return nil, err
+	}
+	// The header still holds its opening "---" line, a YAML document
+	// marker, so node lines are file lines.
+	doc, err := decodeYAMLLimit(file, fm.YAML, maxFrontmatterBytes+8)
+	if err != nil {
+		return nil, err
+	}
+	root := deref(doc)
+	if root != nil && root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			root = nil
+		} else {
+			root = deref(root.Content[0])
+		}
+	}
+	if root == nil || root.Kind != yaml.MappingNode {
+		line := 2
+		if root != nil {
+			line = root.Line
+		}
+		return nil, &ManifestError{File: file, Line: line,
+			Msg: "frontmatter must be a YAML mapping with at least name and description"}
+	}
+	v, err := nodeValue(file, root)
+	if err != nil {
+		return nil, err
+	}
+	fields := v.(map[string]any)
+
+	p := &skillParser{file: file, root: root, fields: fields}
+	p.errs = checkSchema("skill-md", file, root)
+	s := &Skill{
+		Kind:         KindAgent,
+		File:         file,
+		Line:         1,
+		Instructions: fm.Body,
+		Subagent:     &Subagent{MaxIterations: DefaultMaxIterations},
+	}
+	p.read(s, dirName)
+	p.body(s, fm)
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	s.Warnings = p.warnings
+	s.ContentHash = agentSkillHash(s)
+	return s, nil
+}
+
+// skillParser reads the JSON values of a frontmatter mapping into a
+// Skill. The schema has already judged types and ranges; values of the
+// wrong type are skipped here, so each problem is reported once.
+type skillParser struct {
+	file     string
+	root     *yaml.Node
+	fields   map[string]any
+	errs     []error
+	warnings []string
+}
+
+// line returns the line of key in the frontmatter (the key's own line).
+func (p *skillParser) line(key string) int {
+	if k, _ := lookup(p.root, key); k != nil {
+		return k.Line
+	}
+	return p.root.Line
+}
+
+func (p *skillParser) fail(key, field, format string, args ...any) {
+	p.errs = append(p.errs, &ManifestError{File: p.file, Line: p.line(key), Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *skillParser) warn(line int, format string, args ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf("%s:%d: %s", p.file, line, fmt.Sprintf(format, args...)))
+}
+
+func (p *skillParser) str(key string) string {
+	s, _ := p.fields[key].(string)
+	return s
+}
+
+// strings returns the string items of the list at key; other items were
+// reported by the schema.
+func (p *skillParser) list(key string) []string {
+	return stringItems(p.fields[key])
+}
+
+func stringItems(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, e := range list {
+		if s, ok := e.(string); ok && strings.TrimSpace(s) != "" {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
+}
+
+func (p *skillParser) read(s *Skill, dirName string) {
+	// name, checked against the folder.
+	rawName, present := p.fields["name"]
+	switch name, ok := rawName.(string); {
+	case ok:
+		s.Name = name
+		if dirName != "" && name != dirName {
+			p.fail("name", "name", "%q must equal the skill's folder name (for a flat skill file, the file name without .md) %q", name, dirName)
+		}
+	case present:
+		// A wrong type, reported by the schema.
+	case dirName != "":
+		s.Name = dirName
+		p.warn(p.root.Line, "frontmatter has no name; using the folder name %q (the Agent Skills format requires name)", dirName)
+	default:
+		p.errs = append(p.errs, &ManifestError{File: p.file, Line: p.root.Line, Field: "name",
+			Msg: "missing required field \"name\""})
+	}
+	s.Description = strings.TrimSpace(p.str("description"))
+	s.License = strings.TrimSpace(p.str("license"))
+	s.Compatibility = strings.TrimSpace(p.str("compatibility"))
+
+	if md, ok := p.fields["metadata"].(map[string]any); ok && len(md) > 0 {
+		s.Metadata = make(map[string]string, len(md))
+		for k, v := range md {
+			switch x := v.(type) {
+			case string:
+				s.Metadata[k] = x
+			case json.Number:
+				s.Metadata[k] = string(x)
+			case bool:
+				s.Metadata[k] = strconv.FormatBool(x)
+			}
+		}
+	}
+
+	// Tools: the Agent Skills field and the subagent list must agree.
+	var dashed []string
+	switch x := p.fields["allowed-tools"].(type) {
+	case string:
+		dashed = splitToolList(x)
+	case []any:
+		dashed = stringItems(x)
+	}
+	under := p.list("allowed_tools")
+	_, hasDashed := p.fields["allowed-tools"]
+	_, hasUnder := p.fields["allowed_tools"]
+	switch {
+	case hasDashed && hasUnder && !sameSet(dashed, under):
+		p.fail("allowed_tools", "allowed_tools", "lists [%s] but allowed-tools (line %d) lists [%s]; give the tools once, in either field",
+			strings.Join(under, " "), p.line("allowed-tools"), strings.Join(dashed, " "))
+	case hasDashed:
+		s.AllowedTools = dedupe(dashed)
+	default:
+		s.AllowedTools = dedupe(under)
+	}
+
+	// Subagent settings.
+	sa := s.Subagent
+	sa.Model = strings.TrimSpace(p.str("model"))
+	if n, ok := p.fields["max_iterations"].(json.Number); ok {
+		if i, err := strconv.Atoi(string(n)); err == nil && i >= 1 && i <= 100 {
+			sa.MaxIterations = i
+		}
+	}
+	sa.Env = dedupe(p.list("env"))
+	for i, c := range p.list("capabilities") {
+		if !validCapability(c) {
+			p.fail("capabilities", fmt.Sprintf("capabilities[%d]", i),
+				"%q: capability ids must be namespaced, e.g. gog.email", c)
+			continue
+		}
+		sa.Capabilities = append(sa.Capabilities, c)
+	}
+	sa.Capabilities = dedupe(sa.Capabilities)
+	if acc, ok := p.fields["access"].(map[string]any); ok {
+		sa.ChatTypes = dedupe(stringItems(acc["chat_types"]))
+		keys := sortedKeys(acc)
+		for _, k := range keys {
+			if k != "chat_types" {
+				line := p.line("access")
+				if an := deref(valueOf(p.root, "access")); an != nil {
+					if kn, _ := lookup(an, k); kn != nil {
+						line = kn.Line
+					}
+				}
+				p.warn(line, "unknown field access.%s ignored; access knows chat_types", k)
+			}
+		}
+	}
+	sa.Sensitive, _ = p.fields["sensitive"].(bool)
+	sa.Authors = p.list("authors")
+	sa.Rationale = strings.TrimSpace(p.str("rationale"))
+	sa.Packages = p.list("packages")
+
+	// Everything else is kept, with a warning, in key order.
+	for i := 0; i+1 < len(p.root.Content); i += 2 {
+		k := p.root.Content[i]
+		if k.ShortTag() != "!!str" || slices.Contains(agentFields, k.Value) || slices.Contains(subagentFields, k.Value) {
+			continue
+		}
+		v, ok := p.fields[k.Value]
+		if !ok {
+			continue
+		}
+		if s.Extra == nil {
+			s.Extra = map[string]any{}
+		}
+		s.Extra[k.Value] = v
+		p.warn(k.Line, "unknown frontmatter field %q kept in extra; Agent Skills fields are %s",
+			k.Value, strings.Join(agentFields, ", "))
+	}
+}
+
+// body checks the instructions.
+func (p *skillParser) body(s *Skill, fm *frontmatter) {
+	if strings.TrimSpace(fm.Body) == "" {
+		p.warn(max(fm.BodyLine-1, 1), "SKILL.md body is empty; write the skill's instructions after the closing ---")
+		return
+	}
+	n := strings.Count(fm.Body, "\n")
+	if !strings.HasSuffix(fm.Body, "\n") {
+		n++
+	}
+	if n > maxBodyLines {
+		p.warn(fm.BodyLine, "SKILL.md body is %d lines; keep it under %d and move detail into references/", n, maxBodyLines)
+	}
+}
+
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	_, v := lookup(m, key)
+	return v
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// splitToolList splits the allowed-tools string: names separated by spaces
+// or commas, where a space or comma inside parentheses belongs to the name
+// ("Bash(git add:*) Read" is two tools).
+func splitToolList(s string) []string {
+	var out []string
+	depth, start := 0, -1
+	flush := func(end int) {
+		if start >= 0 {
+			out = append(out, s[start:end])
+			start = -1
+		}
+	}
+	for i, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0 && (r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'):
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	flush(len(s))
+	return out
+}
+
+// validCapability reports whether c is a namespaced capability id: two or
+// more non-empty dot-separated parts without blanks.
+func validCapability(c string) bool {
+	if strings.ContainsAny(c, " \t\r\n") {
+		return false
+	}
+	parts := strings.Split(c, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, part := range parts {
+		if part == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// dedupe drops repeated strings, keeping the first of each; nil stays nil.
+func dedupe(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(dedupe(a)), slices.Clone(dedupe(b))
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// agentSkillHash is the content hash of an agent skill: the canonical JSON
+// of its normalised fields, instructions and resource hashes. Where it was
+// read from (file, pack, source) and its warnings are left out, so the same
+// skill hashes the same wherever it lives.
+func agentSkillHash(s *Skill) string {
+	return contentHash(struct {
+		Kind          SkillKind         `json:"kind"`
+		Name          string            `json:"name"`
+		Description   string            `json:"description"`
+		License       string            `json:"license"`
+		Compatibility string            `json:"compatibility"`
+		Metadata      map[string]string `json:"metadata"`
+		AllowedTools  []string          `json:"allowed_tools"`
+		Subagent      *Subagent         `json:"subagent"`
+		Extra         map[string]any    `json:"extra"`
+		Instructions  string            `json:"instructions"`
+		Resources     []Resource        `json:"resources"`
+	}{s.Kind, s.Name, s.Description, s.License, s.Compatibility, s.Metadata, s.AllowedTools,
+		s.Subagent, s.Extra, s.Instructions, s.Resources})
+}
