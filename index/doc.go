@@ -1,0 +1,36 @@
+// Package index is skillhost's SQLite index of tools and skills: what a model
+// searches with tool_search and skill_search, and what skill_get, skill_list,
+// the skill directory and pre-flight retrieval read.
+//
+// One Store wraps one SQLite file (pure Go, WAL mode, versioned schema). It
+// holds tool metadata synced from the execution registry — incrementally, by
+// record hash, in one transaction per sync — and skills loaded from packs or
+// stored as learned skills, each with a scope.
+//
+// # Searching
+//
+// Three search types share one score contract. Scores lie in [0, 1] and are
+// comparable only within one response:
+//
+//   - "exact": the name itself; score 1.0.
+//   - "regex": a case-insensitive RE2 pattern (at most MaxPatternLength
+//     characters, linear-time matching); 0.95 when it matches the whole
+//     name, 0.90 a name prefix, 0.85 inside the name, 0.75 only in the
+//     description or tags.
+//   - "fts": SQLite FTS5 over names split into words, descriptions, tags,
+//     parameters and examples, ranked by weighted bm25 and normalised per
+//     response (see SearchTools). The user's words are always quoted before
+//     they reach MATCH. Without FTS5 (or with Options.DisableFTS) an "fts"
+//     search runs as "regex" and its result says "regex".
+//
+// Results are ordered by score, then namespace preference, side-effect class
+// (pure < read < write < external < stateful), shorter name, and name, so
+// equal inputs always give equal output.
+//
+// # Visibility
+//
+// Tool searches take the caller's visibility predicate and apply it before
+// the result limit: a tool the caller may not see never appears and never
+// takes a slot. Skill queries take the caller's Scope: a caller sees global
+// skills, its tenant's skills and its project's skills, and nothing else.
+package index

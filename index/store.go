@@ -1,0 +1,260 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options configure a Store. A nil *Options means the defaults.
+type Options struct {
+	// DisableFTS makes the store behave as if SQLite had no FTS5: "fts"
+	// searches run as "regex" searches and report that type.
+	DisableFTS bool
+
+	// PreferredNamespaces ranks tool namespaces (pack names; "" for
+	// built-ins) for ordering results of equal score: earlier entries first,
+	// namespaces not listed after all listed ones.
+	PreferredNamespaces []string
+
+	// OnEvent receives structured events (see the Event* names). It is called
+	// synchronously from the goroutine that made the call and must not call
+	// back into the store. Nil means no events.
+	OnEvent func(Event)
+
+	// Now is the clock for created_at, updated_at and last_used. Nil means
+	// time.Now.
+	Now func() time.Time
+
+	// DisableRedaction turns off the redaction of e-mail addresses, phone
+	// numbers, tokens and URL query strings in skill content handed to a
+	// model. Redaction is on by default.
+	DisableRedaction bool
+}
+
+// Store is the SQLite index of tools and skills. It is safe for concurrent use
+// by multiple goroutines: searches run in parallel on a pool of connections
+// (the file is in WAL mode, so readers never wait for the writer), writes are
+// serialised and each runs in one transaction.
+type Store struct {
+	db   *sql.DB
+	path string
+	fts  bool
+
+	nsRank    map[string]int // PreferredNamespaces index
+	nsDefault int            // rank of namespaces not listed
+	onEvent   func(Event)
+	now       func() time.Time
+	redact    bool
+
+	writeMu sync.Mutex // one writer at a time inside this process
+	closed  atomic.Bool
+
+	stmtMu sync.RWMutex
+	stmts  map[string]*sql.Stmt
+
+	snapMu    sync.Mutex
+	toolSnap  *toolSnapshot
+	skillSnap *skillSnapshot
+}
+
+// Open opens the index at path, creating the file and its directory when they
+// do not exist, and brings the schema up to date. FTS5 is detected once here:
+// Store.FTS reports the outcome.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if path == "" {
+		return nil, errors.New("index: open: database path is empty")
+	}
+	if strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
+		return nil, fmt.Errorf("index: open %q: need a plain file path (no '?', '#', \"file:\" or \":memory:\")", path)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("index: open %q: creating its directory: %w", path, err)
+		}
+	}
+	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
+		"&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("index: open %q: %w", path, err)
+	}
+	// WAL lets readers run beside the one writer; a few connections per core
+	// keep concurrent searches from queueing behind each other.
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxIdleTime(0)
+
+	s := &Store{
+		db:      db,
+		path:    path,
+		nsRank:  make(map[string]int, len(opts.PreferredNamespaces)),
+		onEvent: opts.OnEvent,
+		now:     opts.Now,
+		redact:  !opts.DisableRedaction,
+		stmts:   make(map[string]*sql.Stmt),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	for i, ns := range opts.PreferredNamespaces {
+		if _, dup := s.nsRank[ns]; !dup {
+			s.nsRank[ns] = i
+		}
+	}
+	s.nsDefault = len(opts.PreferredNamespaces)
+
+	if err := migrate(ctx, db, len(migrations)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("index: open %q: %w", path, err)
+	}
+	if !opts.DisableFTS {
+		ok, err := detectFTS5(ctx, db)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("index: open %q: detecting FTS5: %w", path, err)
+		}
+		if ok {
+			if err := ensureFTS(ctx, db); err != nil {
+				db.Close()
+				return nil, fmt.Errorf("index: open %q: creating full-text tables: %w", path, err)
+			}
+			s.fts = true
+		}
+	}
+	return s, nil
+}
+
+// Close closes the database. Calls after Close return ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
+
+// FTS reports whether searches of type "fts" use SQLite FTS5. When false they
+// run as "regex" searches and say so in their results.
+func (s *Store) FTS() bool { return s.fts }
+
+// Path returns the database file path given to Open.
+func (s *Store) Path() string { return s.path }
+
+// check returns ErrClosed after Close.
+func (s *Store) check() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// wrapErr turns errors caused by a concurrent Close into ErrClosed.
+func (s *Store) wrapErr(err error) error {
+	if err != nil && s.closed.Load() {
+		return ErrClosed
+	}
+	return err
+}
+
+// stmt returns a prepared statement for query, preparing it once per store.
+// Statements are safe for concurrent use; database/sql re-prepares them per
+// connection as needed.
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.RLock()
+	st, ok := s.stmts[query]
+	s.stmtMu.RUnlock()
+	if ok {
+		return st, nil
+	}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if s.stmts == nil {
+		return nil, ErrClosed
+	}
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, s.wrapErr(err)
+	}
+	s.stmts[query] = st
+	return st, nil
+}
+
+// write runs fn in one immediate transaction, holding the store's write lock,
+// and commits only when fn returns nil: a failure leaves the index exactly as
+// it was. A successful write bumps the generation the in-memory search
+// snapshots are keyed by.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrapErr(err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return s.wrapErr(err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO index_meta(key, value) VALUES ('generation', '1')
+		 ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`); err != nil {
+		tx.Rollback()
+		return s.wrapErr(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrapErr(err)
+	}
+	return nil
+}
+
+// generation returns the write counter stored in index_meta; it changes with
+// every committed write, also one made by another process.
+func (s *Store) generation(ctx context.Context) (int64, error) {
+	st, err := s.stmt(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = 'generation'`)
+	if err != nil {
+		return 0, err
+	}
+	var g int64
+	err = st.QueryRowContext(ctx).Scan(&g)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return g, s.wrapErr(err)
+}
+
+// nowNano returns the store clock as Unix nanoseconds, the unit of every
+// time column.
+func (s *Store) nowNano() int64 { return s.now().UnixNano() }
+
+// fromNano converts a time column back; 0 is the zero time.
+func fromNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
