@@ -208,6 +208,9 @@ func (w *skillWalker) walk(rel string, depth int) error {
 			real, typ = r, fi.Mode().Type()
 		}
 		switch {
+		case typ.IsDir() && child == SkillFile:
+			w.errs = append(w.errs, &ManifestError{File: path.Join(w.root, child),
+				Msg: "is a folder; SKILL.md must be a file"})
 		case typ.IsDir():
 			w.dirs++
 			if w.dirs > maxSkillDirs {
@@ -236,10 +239,26 @@ func (w *skillWalker) walk(rel string, depth int) error {
 			}
 		default:
 			w.errs = append(w.errs, &ManifestError{File: path.Join(w.root, child),
-				Msg: fmt.Sprintf("is a %s, not a regular file or folder", typ.String())})
+				Msg: fmt.Sprintf("is %s; a skill folder may hold only files, folders and links to them", typeNoun(typ))})
 		}
 	}
 	return nil
+}
+
+// typeNoun names a file type that is neither a regular file, a folder nor
+// a symbolic link.
+func typeNoun(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file (" + t.String() + ")"
 }
 
 // readDir returns the entries of the folder full sorted by name, reading
@@ -282,6 +301,10 @@ func (w *skillWalker) readDir(full string) ([]fs.DirEntry, error) {
 // an absolute target, or a ".." above it.
 func (w *skillWalker) resolve(rel string) (string, error) {
 	linkFile := path.Join(w.root, rel)
+	if _, ok := w.fsys.(fs.ReadLinkFS); !ok {
+		return "", &ManifestError{File: linkFile,
+			Msg: "is a symbolic link, but this file system cannot read links (it does not implement fs.ReadLinkFS), so it cannot be checked"}
+	}
 	first, err := fs.ReadLink(w.fsys, linkFile)
 	if err != nil {
 		return "", &ManifestError{File: linkFile, Msg: fmt.Sprintf("cannot read symlink: %v", err)}

@@ -93,6 +93,7 @@ func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
 	p.read(s, dirName)
 	p.body(s, fm)
 	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b error) int { return errLine(a) - errLine(b) })
 		return nil, errors.Join(p.errs...)
 	}
 	s.Warnings = p.warnings
@@ -164,8 +165,11 @@ func (p *skillParser) read(s *Skill, dirName string) {
 		s.Name = dirName
 		p.warn(p.root.Line, "frontmatter has no name; using the folder name %q (the Agent Skills format requires name)", dirName)
 	default:
-		p.errs = append(p.errs, &ManifestError{File: p.file, Line: p.root.Line, Field: "name",
+		p.errs = append(p.errs, &ManifestError{File: p.file, Line: p.root.Line,
 			Msg: "missing required field \"name\""})
+	}
+	if d := p.str("description"); d != "" && strings.TrimSpace(d) == "" {
+		p.fail("description", "description", "must not be blank; say what the skill does and when to use it")
 	}
 	s.Description = strings.TrimSpace(p.str("description"))
 	s.License = strings.TrimSpace(p.str("license"))
@@ -276,6 +280,15 @@ func (p *skillParser) body(s *Skill, fm *frontmatter) {
 	if n > maxBodyLines {
 		p.warn(fm.BodyLine, "SKILL.md body is %d lines; keep it under %d and move detail into references/", n, maxBodyLines)
 	}
+}
+
+// errLine is the line of a *ManifestError, 0 for other errors.
+func errLine(err error) int {
+	var me *ManifestError
+	if errors.As(err, &me) {
+		return me.Line
+	}
+	return 0
 }
 
 func valueOf(m *yaml.Node, key string) *yaml.Node {
