@@ -1,6 +1,7 @@
 package evalset
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -86,4 +87,18 @@ func loadFile[T any](t *testing.T, path string, load func(io.Reader) ([]T, error
 		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
 	return v
+}
+
+func BenchmarkLoadCatalog(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(evalDir, "tools-a.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LoadCatalog(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
