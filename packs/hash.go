@@ -55,6 +55,11 @@ func contentHash(v any) string {
 	if err != nil {
 		b = []byte("canonical json error: " + err.Error())
 	}
+	return sha256Hex(b)
+}
+
+// sha256Hex is the lowercase hex sha256 of b.
+func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
