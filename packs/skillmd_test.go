@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -328,5 +329,57 @@ func TestWarningsDoNotFail(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, s.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+func ExampleParseSkillMD() {
+	src := `---
+name: release-notes
+description: Drafts release notes from git history. Use when preparing a release.
+allowed-tools: Bash(git log:*) Read
+metadata:
+  version: "1.2"
+max_iterations: 4
+---
+List the commits since the last tag, then group them.
+`
+	s, err := ParseSkillMD("skills/release-notes/SKILL.md", []byte(src), "release-notes")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(s.Name, s.AllowedTools, s.Metadata["version"], s.Subagent.MaxIterations)
+	fmt.Print(s.Instructions)
+
+	_, err = ParseSkillMD("skills/notes/SKILL.md", []byte(strings.Replace(src, "max_iterations: 4", "max_iterations: 0", 1)), "notes")
+	fmt.Println(err)
+	// Output:
+	// release-notes [Bash(git log:*) Read] 1.2 4
+	// List the commits since the last tag, then group them.
+	// skills/notes/SKILL.md:2: name "release-notes" must equal the skill's folder name (for a flat skill file, the file name without .md) "notes"
+	// skills/notes/SKILL.md:7: max_iterations is 0; must be at least 1
+}
+
+func BenchmarkParseSkillMD(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(skillmdTestdata, "dir-full", "release-notes", "SKILL.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := ParseSkillMD("release-notes/SKILL.md", data, "release-notes"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLoadSkillDir(b *testing.B) {
+	fsys := os.DirFS(filepath.Join(skillmdTestdata, "dir-full"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LoadSkillDir(fsys, "release-notes"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
