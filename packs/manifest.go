@@ -27,7 +27,8 @@ type ManifestError struct {
 
 // Error writes the problem as "file:line: field: msg". When Msg reads as
 // the rest of a sentence about the field (it starts with a quoted value,
-// "is " or "must "), field and message are joined by a space instead:
+// "is ", "has " or "must "), field and message are joined by a space
+// instead:
 // `skills/pdf/SKILL.md:3: name "PDF" must match ^[a-z0-9]+(-[a-z0-9]+)*$`.
 func (e *ManifestError) Error() string {
 	loc := e.File
@@ -37,7 +38,7 @@ func (e *ManifestError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("%s: %s", loc, e.Msg)
 	}
-	if strings.HasPrefix(e.Msg, `"`) || strings.HasPrefix(e.Msg, "is ") || strings.HasPrefix(e.Msg, "must ") {
+	if strings.HasPrefix(e.Msg, `"`) || strings.HasPrefix(e.Msg, "is ") || strings.HasPrefix(e.Msg, "has ") || strings.HasPrefix(e.Msg, "must ") {
 		return fmt.Sprintf("%s: %s %s", loc, e.Field, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)

@@ -190,7 +190,7 @@ type reporter struct {
 }
 
 func (r *reporter) add(line int, field, msg string) {
-	if field == "" && (strings.HasPrefix(msg, "is ") || strings.HasPrefix(msg, "must ")) {
+	if field == "" && (strings.HasPrefix(msg, "is ") || strings.HasPrefix(msg, "has ") || strings.HasPrefix(msg, "must ")) {
 		msg = "the document " + msg
 	}
 	key := fmt.Sprint(line, field, msg)
@@ -292,7 +292,7 @@ func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 // propertyName reports a mapping key that its schema's propertyNames
 // refuses.
 func (r *reporter) propertyName(e *jsonschema.ValidationError, key string) {
-	parent, _, field := r.locate(e.InstanceLocation)
+	parent, _, field := r.locate(r.keyParent(e.InstanceLocation, key))
 	line := parent.Line
 	if k := keyNode(parent, key); k != nil {
 		line = k.Line
@@ -307,6 +307,60 @@ func (r *reporter) propertyName(e *jsonschema.ValidationError, key string) {
 		}
 		r.add(line, field, "key "+msg)
 	}
+}
+
+// keyParent returns the location of the mapping holding key. The
+// validator records a propertyNames failure with a location slice that
+// later siblings may overwrite (only its length can be trusted), so the
+// mapping is searched for: one at that depth with the key, the one
+// agreeing with most of the recorded tokens.
+func (r *reporter) keyParent(loc []string, key string) []string {
+	var best []string
+	bestScore := -1
+	budget := aliasBudget(countNodes(r.root))
+	var visit func(n *yaml.Node, path []string)
+	visit = func(n *yaml.Node, path []string) {
+		n = deref(n)
+		if n == nil || budget <= 0 {
+			return
+		}
+		budget--
+		if len(path) == len(loc) {
+			if _, v := lookup(n, key); v != nil && n.Kind == yaml.MappingNode {
+				score := 0
+				for i := range path {
+					if path[i] == loc[i] {
+						score++
+					}
+				}
+				if score > bestScore {
+					best, bestScore = slices.Clone(path), score
+				}
+			}
+			return
+		}
+		switch n.Kind {
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				visit(c, append(path, strconv.Itoa(i)))
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if k := n.Content[i]; k.ShortTag() == "!!str" {
+					visit(n.Content[i+1], append(path, k.Value))
+				}
+			}
+		}
+	}
+	root := r.root
+	for root != nil && root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	visit(root, nil)
+	if best == nil {
+		return loc
+	}
+	return best
 }
 
 // leaf reports one violation.
@@ -519,17 +573,20 @@ func deref(n *yaml.Node) *yaml.Node {
 // lookup finds key in a mapping the way nodeValue reads it: explicit keys
 // first, then the mappings merged in with <<, in order.
 func lookup(m *yaml.Node, key string) (k, v *yaml.Node) {
-	return lookupDepth(m, key, 0)
+	budget := 10_000
+	return lookupIn(m, key, 0, &budget)
 }
 
-func lookupDepth(m *yaml.Node, key string, depth int) (k, v *yaml.Node) {
+// lookupIn searches merged mappings too, at most *budget nodes deep in
+// all: merges of merges can fan out.
+func lookupIn(m *yaml.Node, key string, depth int, budget *int) (k, v *yaml.Node) {
 	m = deref(m)
-	if m == nil || depth > maxDepth {
+	if *budget--; m == nil || depth > maxDepth || *budget < 0 {
 		return nil, nil
 	}
 	if m.Kind == yaml.SequenceNode {
 		for _, e := range m.Content {
-			if k, v := lookupDepth(e, key, depth+1); v != nil {
+			if k, v := lookupIn(e, key, depth+1, budget); v != nil {
 				return k, v
 			}
 		}
@@ -545,7 +602,7 @@ func lookupDepth(m *yaml.Node, key string, depth int) (k, v *yaml.Node) {
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].ShortTag() == "!!merge" {
-			if k, v := lookupDepth(m.Content[i+1], key, depth+1); v != nil {
+			if k, v := lookupIn(m.Content[i+1], key, depth+1, budget); v != nil {
 				return k, v
 			}
 		}
