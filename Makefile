@@ -9,9 +9,15 @@ GUESTS   := ./guests/go/... ./packs/bundled/modules/...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short bench check guests tinygo setup clean
+.PHONY: all build run test test-short bench check eval guests tinygo setup clean
 
 all: build
+
+# Retrieval quality of tool_search on the bundled evaluation set.
+EVAL_CATALOGS := $(foreach f,$(sort $(wildcard testdata/eval/tools-*.jsonl)),--catalog $(f))
+EVAL_QUERIES  := $(foreach f,$(sort $(wildcard testdata/eval/queries-*.jsonl)),--queries $(f))
+eval: build
+	./$(BIN) eval $(EVAL_CATALOGS) $(EVAL_QUERIES)
 
 setup:
 	@bash scripts/setup.sh

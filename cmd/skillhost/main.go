@@ -87,6 +87,6 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&g.stateDir, "state-dir", "", "state folder for the compilation cache (default .skillhost, or $SKILLHOST_STATE_DIR)")
 	pf.StringArrayVar(&g.packDirs, "pack", nil, "load the pack in this folder too (repeatable)")
 	pf.BoolVar(&g.noBundle, "no-bundled", false, "leave out the bundled pack")
-	root.AddCommand(newCallCmd(g), newShowCmd(g), newListCmd(g), newDescribeCmd(g))
+	root.AddCommand(newCallCmd(g), newShowCmd(g), newListCmd(g), newDescribeCmd(g), newEvalCmd(g))
 	return root
 }
