@@ -1,0 +1,1304 @@
+package packs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ConfigFile is the name of the operator's config file, looked for in the
+// working directory unless ConfigEnv names another.
+const ConfigFile = "skillhost.toml"
+
+// ConfigEnv is the environment variable that names the config file to read
+// instead of ./skillhost.toml.
+const ConfigEnv = "SKILLHOST_CONFIG"
+
+// DefaultStateDir is where skillhost keeps its index and compile cache when
+// the config does not say.
+const DefaultStateDir = ".skillhost"
+
+// DefaultUserSkills is the user's own skills folder.
+const DefaultUserSkills = "~/.skillhost/skills"
+
+// DefaultWorkspaceSkills is the project's skills folder.
+const DefaultWorkspaceSkills = "./skills"
+
+// Scope modes a pack's skills may be stored under.
+const (
+	ScopeProject = "project"
+	ScopeTenant  = "tenant"
+	ScopeGlobal  = "global"
+)
+
+// maxConfigBytes bounds what is read of a config file.
+const maxConfigBytes = 1 << 20
+
+// redacted is what every Secret prints as.
+const redacted = "[redacted]"
+
+// defaultsSection is the [skills.<name>] section that holds values for every
+// skill; no skill can be configured under that name.
+const defaultsSection = "defaults"
+
+var (
+	// configNameRE is what a skill or pack name in a section header may be.
+	configNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	// serviceRE is a namespaced host service such as mail.send.
+	serviceRE = regexp.MustCompile(`^[a-z0-9_-]+(\.[a-z0-9_-]+)+$`)
+	// hostGlobRE is a host name or glob in allowed_hosts.
+	hostGlobRE = regexp.MustCompile(`^[A-Za-z0-9*?.\-\[\]]+(:[0-9]+)?$`)
+)
+
+// ConfigError is one problem in the operator's config file.
+type ConfigError struct {
+	File string
+	Line int    // 0 when unknown
+	Key  string // the TOML key path, e.g. "sources.max_depth"
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	return loc + ": " + e.Msg
+}
+
+// Is makes a *ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// MissingEnvError says that a skill declares an environment variable the
+// config gives no value for, and where to add it.
+type MissingEnvError struct {
+	Skill string
+	Name  string
+	// File is the config file the value belongs in.
+	File string
+}
+
+func (e *MissingEnvError) Error() string {
+	section := toml.Key{"skills", e.Skill}.String()
+	return fmt.Sprintf("skill %q needs %s: add %s = \"…\" under [%s] in %s", e.Skill, e.Name, e.Name, section, e.File)
+}
+
+// Is makes a *MissingEnvError match ErrMissingEnv.
+func (e *MissingEnvError) Is(target error) bool { return target == ErrMissingEnv }
+
+// Secret is a value from the operator's config that must not leak, such as
+// an API key. Every way of printing or encoding it (fmt verbs, JSON, text,
+// slog) gives "[redacted]"; only Value returns the value.
+type Secret struct{ v string }
+
+// NewSecret wraps v.
+func NewSecret(v string) Secret { return Secret{v: v} }
+
+// Value returns the secret value. Call it only to hand the value to the
+// thing that needs it, never to print it.
+func (s Secret) Value() string { return s.v }
+
+// String returns "[redacted]".
+func (s Secret) String() string { return redacted }
+
+// GoString returns "[redacted]".
+func (s Secret) GoString() string { return redacted }
+
+// Format writes "[redacted]" whatever the verb.
+func (s Secret) Format(f fmt.State, verb rune) { io.WriteString(f, redacted) }
+
+// MarshalJSON encodes the secret as "[redacted]".
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+
+// MarshalText encodes the secret as "[redacted]".
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// LogValue logs the secret as "[redacted]".
+func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// Config is the operator's configuration: where skills come from, and what
+// each skill and pack is allowed. The zero value is not useful; get one
+// from LoadConfig, ParseConfig or DefaultConfig. A nil *Config behaves as
+// DefaultConfig in every method. Printing or encoding a Config never shows
+// a secret value.
+type Config struct {
+	// File is the config file read ("" when none was).
+	File string `json:"file,omitempty"`
+	// StateDir holds the index and compile cache.
+	StateDir string        `json:"state_dir"`
+	Sources  SourcesConfig `json:"sources"`
+	// Defaults holds the [skills.defaults] values, used where a skill's
+	// own section sets none.
+	Defaults SkillConfig `json:"defaults"`
+	// Skills holds the [skills.<name>] sections by skill name.
+	Skills map[string]SkillConfig `json:"skills,omitempty"`
+	// Packs holds the [packs.<name>] grants by pack name.
+	Packs map[string]PackGrant `json:"packs,omitempty"`
+}
+
+// SourcesConfig is the [sources] section. Relative paths are relative to
+// the folder of the config file; "~" is the user's home.
+type SourcesConfig struct {
+	// Bundled includes the skills compiled into the binary (default true).
+	Bundled bool `json:"bundled"`
+	// Installed are folders of installed packs, lowest precedence first.
+	Installed []string `json:"installed,omitempty"`
+	// User is the user's skills folder ("" turns it off).
+	User string `json:"user"`
+	// Workspace is the project's skills folder ("" turns it off).
+	Workspace string `json:"workspace"`
+	// MaxDepth bounds how deep a source is searched: 0 means
+	// DefaultMaxDepth, -1 unlimited.
+	MaxDepth int `json:"max_depth"`
+
+	userSet, workspaceSet bool
+}
+
+// SkillConfig is a [skills.<name>] section (or [skills.defaults]).
+type SkillConfig struct {
+	// Enabled is nil when the section does not set it.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Model overrides the model the skill runs with.
+	Model string `json:"model,omitempty"`
+	// MaxIterations overrides the skill's iteration bound (0: not set).
+	MaxIterations int `json:"max_iterations,omitempty"`
+	// AllowChatIDs restricts the chats the skill may be invoked from. nil
+	// means not set here; an empty list means no restriction.
+	AllowChatIDs []string `json:"allow_chat_ids,omitempty"`
+	// Env holds the UPPER_CASE keys of the section: values for the
+	// environment variables the skill declares.
+	Env map[string]Secret `json:"env,omitempty"`
+	// Line is the line of the section header in the config file.
+	Line int `json:"-"`
+}
+
+// SkillSettings are a skill's effective settings: its config section, then
+// its own file, then [skills.defaults].
+type SkillSettings struct {
+	Enabled       bool
+	Model         string
+	MaxIterations int
+	// AllowChatIDs is nil when no restriction applies.
+	AllowChatIDs []string
+}
+
+// PackGrant is what the operator grants a pack's modules in [packs.<name>].
+// A module gets the smaller of its request and this grant.
+type PackGrant struct {
+	// Enabled false removes the pack, its tools and skills (default true).
+	Enabled bool `json:"enabled"`
+	// AllowedHosts are host name globs HTTP requests may reach.
+	AllowedHosts []string `json:"allowed_hosts,omitempty"`
+	// AllowPrivateNetwork lets requests reach loopback, private and
+	// link-local addresses.
+	AllowPrivateNetwork bool `json:"allow_private_network,omitempty"`
+	// Mounts map host folders to the guest paths modules ask for.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Env holds the values of environment variables modules declare.
+	Env map[string]Secret `json:"env,omitempty"`
+	// Services are the host services (ns.name) modules may call.
+	Services []string `json:"services,omitempty"`
+	// Limits override the operator's default limits for the pack.
+	Limits Limits `json:"limits"`
+	// ScopeMode is project, tenant or global (default project).
+	ScopeMode string `json:"scope_mode"`
+	// UpdateExisting lets a changed pack skill replace the stored one
+	// (default true).
+	UpdateExisting bool `json:"update_existing"`
+	// Pinned names skills always listed in the skill directory.
+	Pinned []string `json:"pinned,omitempty"`
+	// Line is the line of the section header in the config file.
+	Line int `json:"-"`
+}
+
+// Mount maps a host folder to a guest path.
+type Mount struct {
+	Host     string `json:"host"`
+	Guest    string `json:"guest"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+}
+
+// DefaultConfig returns the configuration used when there is no config
+// file: bundled skills, ~/.skillhost/skills and ./skills, depth 3, and no
+// grants. Relative paths are kept relative to the working directory.
+func DefaultConfig() *Config {
+	c := &Config{
+		StateDir: DefaultStateDir,
+		Sources: SourcesConfig{
+			Bundled:   true,
+			Workspace: filepath.Clean(DefaultWorkspaceSkills),
+		},
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		c.Sources.User = filepath.Join(home, ".skillhost", "skills")
+	}
+	return c
+}
+
+// LoadConfig reads the config file at path. An empty path means the file
+// named by $SKILLHOST_CONFIG, or else ./skillhost.toml; when that default
+// file does not exist, LoadConfig returns DefaultConfig. A file named
+// explicitly must exist. Relative paths inside the file are taken relative
+// to its folder.
+func LoadConfig(path string) (*Config, error) {
+	explicit := path != ""
+	if !explicit {
+		path = os.Getenv(ConfigEnv)
+		explicit = path != ""
+	}
+	if !explicit {
+		path = ConfigFile
+	}
+	p, err := expandHome(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if !explicit && errors.Is(err, os.ErrNotExist) {
+			return DefaultConfig(), nil
+		}
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return ParseConfig(p, data)
+}
+
+// ParseConfig reads a config file's bytes; file names it in errors and its
+// folder is the base of relative paths. Every problem found is returned,
+// joined (errors.Join), each a *ConfigError with the line where known.
+func ParseConfig(file string, data []byte) (*Config, error) {
+	if len(data) > maxConfigBytes {
+		return nil, &ConfigError{File: file, Msg: fmt.Sprintf("config is larger than %d bytes", maxConfigBytes)}
+	}
+	var top map[string]toml.Primitive
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&top)
+	if err != nil {
+		return nil, tomlSyntaxError(file, data, err)
+	}
+	r := &tomlReader{md: &md, file: file, base: filepath.Dir(file)}
+	c := &Config{
+		File:     file,
+		StateDir: filepath.Join(r.base, DefaultStateDir),
+		Sources:  SourcesConfig{Bundled: true},
+	}
+	for _, kv := range r.children(top, nil) {
+		switch kv.key.last() {
+		case "state_dir":
+			if s, ok := r.path(kv); ok {
+				c.StateDir = s
+			}
+		case "sources":
+			r.sources(c, kv)
+		case "skills":
+			r.skills(c, kv)
+		case "packs":
+			r.packs(c, kv)
+		default:
+			r.errorf(kv, "unknown key %q; expected one of state_dir, sources, skills, packs", kv.key.String())
+		}
+	}
+	if !c.Sources.userSet {
+		if home, err := os.UserHomeDir(); err == nil {
+			c.Sources.User = filepath.Join(home, ".skillhost", "skills")
+		}
+	}
+	if !c.Sources.workspaceSet {
+		c.Sources.Workspace = filepath.Join(r.base, DefaultWorkspaceSkills)
+	}
+	if len(r.errs) > 0 {
+		return nil, errors.Join(r.errs...)
+	}
+	return c, nil
+}
+
+// tomlSyntaxError turns a decode error into a *ConfigError with its line.
+func tomlSyntaxError(file string, data []byte, err error) error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return &ConfigError{File: file, Msg: "invalid TOML: " + strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	msg := pe.Message
+	if m := dupKeyRE.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("key %q is defined twice; each key and table may appear once", m[1])
+	} else if m := badUTF8RE.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("invalid UTF-8 byte %s; the config must be UTF-8 text", m[1])
+	} else {
+		msg = "invalid TOML: " + msg
+	}
+	return &ConfigError{File: file, Line: errorLine(data, pe.Position), Msg: msg}
+}
+
+// errorLine is the line of a syntax error: the line of its first byte, so
+// an error found at a line's newline is put on that line, not the next.
+func errorLine(data []byte, pos toml.Position) int {
+	if pos.Start >= 0 && pos.Start < len(data) {
+		return bytes.Count(data[:pos.Start], []byte("\n")) + 1
+	}
+	return pos.Line
+}
+
+var (
+	dupKeyRE  = regexp.MustCompile(`^Key '(.*)' has already been defined\.?$`)
+	badUTF8RE = regexp.MustCompile(`^invalid UTF-8 byte:? (0x[0-9a-fA-F]+)`)
+)
+
+// tomlReader walks a decoded TOML document key by key, so that every
+// problem is reported (not only the first) with its key path and line.
+type tomlReader struct {
+	md   *toml.MetaData
+	file string
+	base string
+	errs []error
+}
+
+// tomlValue is one key of the document and its value.
+type tomlValue struct {
+	key  tomlKey
+	val  any
+	line int
+	prim toml.Primitive
+	// hasPrim is false for values inside arrays, which have no key of
+	// their own (their line is the array's).
+	hasPrim bool
+}
+
+// tomlKey is a key path. Elements of arrays are segments such as "[1]",
+// so messages can say packs.core.mounts[1].guest.
+type tomlKey []string
+
+func (k tomlKey) child(name string) tomlKey {
+	return append(slices.Clip(k), name)
+}
+
+func (k tomlKey) index(i int) tomlKey {
+	return append(slices.Clip(k), "["+strconv.Itoa(i)+"]")
+}
+
+func (k tomlKey) last() string {
+	if len(k) == 0 {
+		return ""
+	}
+	return k[len(k)-1]
+}
+
+func (k tomlKey) String() string {
+	var b strings.Builder
+	for i, seg := range k {
+		if strings.HasPrefix(seg, "[") {
+			b.WriteString(seg)
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(toml.Key{seg}.String())
+	}
+	return b.String()
+}
+
+// errProbe is returned by lineProbe to make the decoder report a key's
+// position.
+var errProbe = errors.New("position probe")
+
+// lineProbe is a decode target that fails on purpose: the decoder wraps the
+// failure in a toml.ParseError carrying the position of the key decoded.
+type lineProbe struct{}
+
+func (lineProbe) UnmarshalTOML(any) error { return errProbe }
+
+func (r *tomlReader) lineOf(p toml.Primitive) int {
+	var pe toml.ParseError
+	if err := r.md.PrimitiveDecode(p, &lineProbe{}); errors.As(err, &pe) {
+		return pe.Position.Line
+	}
+	return 0
+}
+
+// children returns the keys of a table in file order.
+func (r *tomlReader) children(m map[string]toml.Primitive, parent *tomlValue) []tomlValue {
+	out := make([]tomlValue, 0, len(m))
+	for name, p := range m {
+		kv := tomlValue{prim: p, hasPrim: true}
+		if parent == nil {
+			kv.key = tomlKey{name}
+		} else {
+			kv.key = parent.key.child(name)
+		}
+		_ = r.md.PrimitiveDecode(p, &kv.val)
+		kv.line = r.lineOf(p)
+		out = append(out, kv)
+	}
+	for i := range out {
+		if out[i].line == 0 {
+			out[i].line = r.firstLine(out[i])
+		}
+		if out[i].line == 0 && parent != nil {
+			out[i].line = parent.line
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].line != out[j].line {
+			return out[i].line < out[j].line
+		}
+		return out[i].key.last() < out[j].key.last()
+	})
+	return out
+}
+
+// firstLine finds a line for a table that was created implicitly (by a
+// [a.b] header, so [a] has no line): the first line of its keys.
+func (r *tomlReader) firstLine(kv tomlValue) int {
+	if !kv.hasPrim {
+		return 0
+	}
+	if _, ok := kv.val.(map[string]any); !ok {
+		return 0
+	}
+	var m map[string]toml.Primitive
+	if r.md.PrimitiveDecode(kv.prim, &m) != nil {
+		return 0
+	}
+	best := 0
+	for _, p := range m {
+		l := r.lineOf(p)
+		if l == 0 {
+			var sub any
+			_ = r.md.PrimitiveDecode(p, &sub)
+			l = r.firstLine(tomlValue{prim: p, hasPrim: true, val: sub})
+		}
+		if l > 0 && (best == 0 || l < best) {
+			best = l
+		}
+	}
+	return best
+}
+
+func (r *tomlReader) errorf(kv tomlValue, format string, args ...any) {
+	r.errs = append(r.errs, &ConfigError{File: r.file, Line: kv.line, Key: kv.key.String(), Msg: fmt.Sprintf(format, args...)})
+}
+
+// tomlType names the TOML type of a decoded value for messages.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case float64:
+		return "float"
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "table"
+	case []any, []map[string]any:
+		return "array"
+	case time.Time:
+		return "datetime"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func (r *tomlReader) wrongType(kv tomlValue, want string) {
+	r.errorf(kv, "%s must be %s, got %s", kv.key, want, tomlType(kv.val))
+}
+
+// table returns the keys of a table value.
+func (r *tomlReader) table(kv tomlValue, want string) ([]tomlValue, bool) {
+	m, ok := kv.val.(map[string]any)
+	if !ok {
+		r.wrongType(kv, want)
+		return nil, false
+	}
+	if kv.hasPrim {
+		var pm map[string]toml.Primitive
+		if err := r.md.PrimitiveDecode(kv.prim, &pm); err == nil {
+			return r.children(pm, &kv), true
+		}
+	}
+	// A table inside an array: its keys have no positions of their own.
+	out := make([]tomlValue, 0, len(m))
+	for _, name := range sortedNames(m) {
+		out = append(out, tomlValue{key: kv.key.child(name), val: m[name], line: kv.line})
+	}
+	return out, true
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (r *tomlReader) str(kv tomlValue) (string, bool) {
+	s, ok := kv.val.(string)
+	if !ok {
+		r.wrongType(kv, "a string")
+	}
+	return s, ok
+}
+
+func (r *tomlReader) boolean(kv tomlValue) (bool, bool) {
+	b, ok := kv.val.(bool)
+	if !ok {
+		r.wrongType(kv, "true or false")
+	}
+	return b, ok
+}
+
+func (r *tomlReader) integer(kv tomlValue) (int64, bool) {
+	n, ok := kv.val.(int64)
+	if !ok {
+		r.wrongType(kv, "an integer")
+	}
+	return n, ok
+}
+
+// array returns the elements of an array value.
+func (r *tomlReader) array(kv tomlValue, want string) ([]tomlValue, bool) {
+	var items []any
+	switch a := kv.val.(type) {
+	case []any:
+		items = a
+	case []map[string]any:
+		for _, m := range a {
+			items = append(items, m)
+		}
+	default:
+		r.wrongType(kv, want)
+		return nil, false
+	}
+	out := make([]tomlValue, len(items))
+	for i, v := range items {
+		out[i] = tomlValue{key: kv.key.index(i), val: v, line: kv.line}
+	}
+	return out, true
+}
+
+// strings reads an array of strings; integers are accepted and written in
+// decimal when ints is true (chat IDs are often numbers).
+func (r *tomlReader) strings(kv tomlValue, ints bool) ([]string, bool) {
+	want := "an array of strings"
+	if ints {
+		want = "an array of strings or integers"
+	}
+	items, ok := r.array(kv, want)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		switch v := it.val.(type) {
+		case string:
+			out = append(out, v)
+		case int64:
+			if ints {
+				out = append(out, strconv.FormatInt(v, 10))
+				continue
+			}
+			r.wrongType(it, "a string")
+			ok = false
+		default:
+			if ints {
+				r.wrongType(it, "a string or an integer")
+			} else {
+				r.wrongType(it, "a string")
+			}
+			ok = false
+		}
+	}
+	return out, ok
+}
+
+// path reads a file path: "~" is the home folder, relative paths are taken
+// from the config file's folder.
+func (r *tomlReader) path(kv tomlValue) (string, bool) {
+	s, ok := r.str(kv)
+	if !ok {
+		return "", false
+	}
+	if s == "" {
+		r.errorf(kv, "%s must not be empty", kv.key)
+		return "", false
+	}
+	p, err := expandHome(s)
+	if err != nil {
+		r.errorf(kv, "%s: %v", kv.key, err)
+		return "", false
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.base, p)
+	}
+	return filepath.Clean(p), true
+}
+
+// expandHome replaces a leading "~" or "~/" with the user's home folder.
+func expandHome(p string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, `~\`) {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot expand ~ in %q: %v", p, err)
+	}
+	return filepath.Join(home, p[1:]), nil
+}
+
+func (r *tomlReader) sources(c *Config, kv tomlValue) {
+	keys, ok := r.table(kv, "a table ([sources])")
+	if !ok {
+		return
+	}
+	s := &c.Sources
+	for _, k := range keys {
+		switch k.key.last() {
+		case "bundled":
+			if b, ok := r.boolean(k); ok {
+				s.Bundled = b
+			}
+		case "installed":
+			items, ok := r.array(k, "an array of folder paths")
+			if !ok {
+				continue
+			}
+			for _, it := range items {
+				if p, ok := r.path(it); ok {
+					s.Installed = append(s.Installed, p)
+				}
+			}
+		case "user", "workspace":
+			dst, set := &s.User, &s.userSet
+			if k.key.last() == "workspace" {
+				dst, set = &s.Workspace, &s.workspaceSet
+			}
+			if v, ok := k.val.(string); ok && v == "" {
+				*dst, *set = "", true // turned off
+				continue
+			}
+			if p, ok := r.path(k); ok {
+				*dst, *set = p, true
+			}
+		case "max_depth":
+			n, ok := r.integer(k)
+			if !ok {
+				continue
+			}
+			if n < -1 || n > 1000 {
+				r.errorf(k, "%s must be -1 (unlimited), 0 (the default, %d) or a depth from 1 to 1000, got %d", k.key, DefaultMaxDepth, n)
+				continue
+			}
+			s.MaxDepth = int(n)
+		default:
+			r.errorf(k, "unknown key %q; expected one of bundled, installed, user, workspace, max_depth", k.key.String())
+		}
+	}
+}
+
+// isEnvCandidate tells whether a key in a [skills.x] section is meant as an
+// environment variable: it has capital letters and no small ones.
+func isEnvCandidate(k string) bool {
+	return strings.ToUpper(k) == k && strings.ToLower(k) != k
+}
+
+func (r *tomlReader) skills(c *Config, kv tomlValue) {
+	sections, ok := r.table(kv, "a table of [skills.<name>] sections")
+	if !ok {
+		return
+	}
+	for _, sec := range sections {
+		name := sec.key.last()
+		if !configNameRE.MatchString(name) {
+			r.errorf(sec, "skill name %q in [%s] must be letters, digits, '.', '-' or '_'", name, sec.key)
+			continue
+		}
+		sc, ok := r.skillSection(sec, name == defaultsSection)
+		if !ok {
+			continue
+		}
+		if name == defaultsSection {
+			c.Defaults = sc
+			continue
+		}
+		if c.Skills == nil {
+			c.Skills = map[string]SkillConfig{}
+		}
+		c.Skills[name] = sc
+	}
+}
+
+func (r *tomlReader) skillSection(sec tomlValue, defaults bool) (SkillConfig, bool) {
+	sc := SkillConfig{Line: sec.line}
+	keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
+	if !ok {
+		return sc, false
+	}
+	for _, k := range keys {
+		name := k.key.last()
+		switch name {
+		case "enabled":
+			if b, ok := r.boolean(k); ok {
+				sc.Enabled = &b
+			}
+		case "model":
+			if s, ok := r.str(k); ok {
+				sc.Model = s
+			}
+		case "max_iterations":
+			if n, ok := r.integer(k); ok {
+				if n < 1 || n > 1000 {
+					r.errorf(k, "%s must be from 1 to 1000, got %d", k.key, n)
+					continue
+				}
+				sc.MaxIterations = int(n)
+			}
+		case "allow_chat_ids":
+			if ids, ok := r.strings(k, true); ok {
+				if ids == nil {
+					ids = []string{}
+				}
+				sc.AllowChatIDs = ids
+			}
+		default:
+			switch {
+			case !isEnvCandidate(name):
+				r.errorf(k, "unknown setting %q in [%s]; env values must be UPPER_CASE", name, sec.key)
+			case !envRE.MatchString(name):
+				r.errorf(k, "%q in [%s] is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, sec.key)
+			case defaults:
+				r.errorf(k, "%s cannot be set in [%s]: env values are given to one skill at a time; put it under the [skills.<name>] section of the skill that declares it", name, sec.key)
+			default:
+				if s, ok := r.str(k); ok {
+					if sc.Env == nil {
+						sc.Env = map[string]Secret{}
+					}
+					sc.Env[name] = NewSecret(s)
+				}
+			}
+		}
+	}
+	return sc, true
+}
+
+func (r *tomlReader) packs(c *Config, kv tomlValue) {
+	sections, ok := r.table(kv, "a table of [packs.<name>] sections")
+	if !ok {
+		return
+	}
+	for _, sec := range sections {
+		name := sec.key.last()
+		if !nameRE.MatchString(name) {
+			r.errorf(sec, "pack name %q in [%s] must be lowercase letters and digits separated by single - or _", name, sec.key)
+			continue
+		}
+		g, ok := r.packSection(sec)
+		if !ok {
+			continue
+		}
+		if c.Packs == nil {
+			c.Packs = map[string]PackGrant{}
+		}
+		c.Packs[name] = g
+	}
+}
+
+func defaultGrant() PackGrant {
+	return PackGrant{Enabled: true, ScopeMode: ScopeProject, UpdateExisting: true}
+}
+
+func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
+	g := defaultGrant()
+	g.Line = sec.line
+	keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
+	if !ok {
+		return g, false
+	}
+	for _, k := range keys {
+		switch k.key.last() {
+		case "enabled":
+			if b, ok := r.boolean(k); ok {
+				g.Enabled = b
+			}
+		case "allowed_hosts":
+			hosts, _ := r.strings(k, false)
+			for i, h := range hosts {
+				if !hostGlobRE.MatchString(h) {
+					r.errorf(k, "%s[%d] %q must be a host name or glob such as api.example.com or *.example.com, without scheme or path", k.key, i, h)
+					continue
+				}
+				g.AllowedHosts = append(g.AllowedHosts, strings.ToLower(h))
+			}
+		case "allow_private_network":
+			if b, ok := r.boolean(k); ok {
+				g.AllowPrivateNetwork = b
+			}
+		case "mounts":
+			items, ok := r.array(k, "an array of tables such as {host = \"/data\", guest = \"/data\", read_only = true}")
+			if !ok {
+				continue
+			}
+			for _, it := range items {
+				if m, ok := r.mount(it); ok {
+					g.Mounts = append(g.Mounts, m)
+				}
+			}
+		case "env":
+			vars, ok := r.table(k, "a table of NAME = \"value\"")
+			if !ok {
+				continue
+			}
+			for _, v := range vars {
+				name := v.key.last()
+				if !envRE.MatchString(name) {
+					r.errorf(v, "%q in %s is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, k.key)
+					continue
+				}
+				if s, ok := r.str(v); ok {
+					if g.Env == nil {
+						g.Env = map[string]Secret{}
+					}
+					g.Env[name] = NewSecret(s)
+				}
+			}
+		case "services":
+			svcs, _ := r.strings(k, false)
+			for i, s := range svcs {
+				if !serviceRE.MatchString(s) {
+					r.errorf(k, "%s[%d] %q must be a namespaced service such as mail.send", k.key, i, s)
+					continue
+				}
+				g.Services = append(g.Services, s)
+			}
+		case "limits":
+			if l, ok := r.limits(k); ok {
+				g.Limits = l
+			}
+		case "scope_mode":
+			s, ok := r.str(k)
+			if !ok {
+				continue
+			}
+			switch s {
+			case ScopeProject, ScopeTenant, ScopeGlobal:
+				g.ScopeMode = s
+			default:
+				r.errorf(k, "%s %q must be one of project, tenant, global", k.key, s)
+			}
+		case "update_existing":
+			if b, ok := r.boolean(k); ok {
+				g.UpdateExisting = b
+			}
+		case "pinned":
+			if p, ok := r.strings(k, false); ok {
+				g.Pinned = p
+			}
+		default:
+			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, limits, scope_mode, update_existing, pinned", k.key.String())
+		}
+	}
+	return g, true
+}
+
+func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
+	var m Mount
+	keys, ok := r.table(it, "a table such as {host = \"/data\", guest = \"/data\", read_only = true}")
+	if !ok {
+		return m, false
+	}
+	good := true
+	for _, k := range keys {
+		switch k.key.last() {
+		case "host":
+			p, ok := r.path(k)
+			m.Host, good = p, good && ok
+		case "guest":
+			s, ok := r.str(k)
+			if ok && (!strings.HasPrefix(s, "/") || strings.Contains(s, "..")) {
+				r.errorf(k, "%s %q must be an absolute guest path without ..", k.key, s)
+				ok = false
+			}
+			m.Guest, good = s, good && ok
+		case "read_only":
+			b, ok := r.boolean(k)
+			m.ReadOnly, good = b, good && ok
+		default:
+			r.errorf(k, "unknown key %q; expected one of host, guest, read_only", k.key.String())
+			good = false
+		}
+	}
+	if m.Host == "" || m.Guest == "" {
+		if good {
+			r.errorf(it, "%s needs both host and guest", it.key)
+		}
+		return m, false
+	}
+	return m, good
+}
+
+func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
+	keys, ok := r.table(kv, "a table such as {timeout = \"5s\", max_memory = \"64MiB\"}")
+	if !ok {
+		return Limits{}, false
+	}
+	var raw rawLimits
+	sizes := map[string]*string{
+		"max_memory": &raw.MaxMemory, "max_output": &raw.MaxOutput, "max_log": &raw.MaxLog,
+		"max_var": &raw.MaxVar, "max_http_response": &raw.MaxHTTPResponse,
+	}
+	good := true
+	for _, k := range keys {
+		name := k.key.last()
+		switch {
+		case name == "timeout":
+			s, ok := r.str(k)
+			raw.Timeout, good = s, good && ok
+		case name == "max_fuel":
+			n, ok := r.integer(k)
+			raw.MaxFuel, good = n, good && ok
+		case sizes[name] != nil:
+			switch v := k.val.(type) {
+			case string:
+				*sizes[name] = v
+			case int64:
+				*sizes[name] = strconv.FormatInt(v, 10)
+			default:
+				r.wrongType(k, "a size such as \"64MiB\" or a number of bytes")
+				good = false
+			}
+		default:
+			r.errorf(k, "unknown key %q; expected one of timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel", k.key.String())
+			good = false
+		}
+	}
+	if !good {
+		return Limits{}, false
+	}
+	l, err := parseLimits(raw)
+	if err != nil {
+		r.errorf(kv, "%s: %v", kv.key, err)
+		return Limits{}, false
+	}
+	return l, true
+}
+
+// SkillSettings returns the effective settings of s: each value from the
+// skill's config section, else from the skill itself, else from
+// [skills.defaults]. A skill is enabled unless a section says otherwise.
+func (c *Config) SkillSettings(s *Skill) SkillSettings {
+	out := SkillSettings{Enabled: true}
+	if s == nil {
+		return out
+	}
+	if s.Subagent != nil {
+		out.Model, out.MaxIterations = s.Subagent.Model, s.Subagent.MaxIterations
+	}
+	if c == nil {
+		return out
+	}
+	own, def := c.Skills[s.Name], c.Defaults
+	switch {
+	case own.Enabled != nil:
+		out.Enabled = *own.Enabled
+	case def.Enabled != nil:
+		out.Enabled = *def.Enabled
+	}
+	switch {
+	case own.Model != "":
+		out.Model = own.Model
+	case out.Model == "":
+		out.Model = def.Model
+	}
+	switch {
+	case own.MaxIterations != 0:
+		out.MaxIterations = own.MaxIterations
+	case out.MaxIterations == 0:
+		out.MaxIterations = def.MaxIterations
+	}
+	switch {
+	case own.AllowChatIDs != nil:
+		out.AllowChatIDs = own.AllowChatIDs
+	default:
+		out.AllowChatIDs = def.AllowChatIDs
+	}
+	if len(out.AllowChatIDs) == 0 {
+		out.AllowChatIDs = nil
+	}
+	return out
+}
+
+// skillEnabled reports whether the config leaves the named skill enabled,
+// and the section that decides it.
+func (c *Config) skillEnabled(name string) (bool, string) {
+	if c == nil {
+		return true, ""
+	}
+	if e := c.Skills[name].Enabled; e != nil {
+		return *e, "[" + toml.Key{"skills", name}.String() + "] enabled = " + strconv.FormatBool(*e)
+	}
+	if e := c.Defaults.Enabled; e != nil {
+		return *e, "[skills.defaults] enabled = " + strconv.FormatBool(*e)
+	}
+	return true, ""
+}
+
+// Pack returns the grant for the named pack: its [packs.<name>] section, or
+// an enabled pack with nothing granted.
+func (c *Config) Pack(name string) PackGrant {
+	if c != nil {
+		if g, ok := c.Packs[name]; ok {
+			return g
+		}
+	}
+	return defaultGrant()
+}
+
+// fileName is the config file named in messages.
+func (c *Config) fileName() string {
+	if c == nil || c.File == "" {
+		return ConfigFile
+	}
+	return c.File
+}
+
+// SkillEnv returns the environment for skill s: exactly the variables it
+// declares (s.Subagent.Env), with values from its [skills.<name>] section.
+// Keys configured but not declared are never included. Every declared
+// variable without a value is reported, each a *MissingEnvError saying
+// which key to add where.
+func (c *Config) SkillEnv(s *Skill) (map[string]string, error) {
+	env := map[string]string{}
+	if s == nil || s.Subagent == nil {
+		return env, nil
+	}
+	var have map[string]Secret
+	if c != nil {
+		have = c.Skills[s.Name].Env
+	}
+	var errs []error
+	for _, name := range s.Subagent.Env {
+		v, ok := have[name]
+		if !ok {
+			errs = append(errs, &MissingEnvError{Skill: s.Name, Name: name, File: c.fileName()})
+			continue
+		}
+		env[name] = v.Value()
+	}
+	if len(errs) > 0 {
+		return env, errors.Join(errs...)
+	}
+	return env, nil
+}
+
+// ModuleEnv returns the environment for module m of the named pack: the
+// variables the module requests that [packs.<pack>] env grants. Requested
+// variables without a grant are listed in missing; they stay invisible to
+// the module.
+func (c *Config) ModuleEnv(pack string, m *Module) (env map[string]string, missing []string) {
+	env = map[string]string{}
+	if m == nil {
+		return env, nil
+	}
+	granted := c.Pack(pack).Env
+	for _, name := range m.Request.Env {
+		if v, ok := granted[name]; ok {
+			env[name] = v.Value()
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	return env, missing
+}
+
+// SourceSpecs returns the sources the config names, lowest precedence first:
+// the bundled skills (unless turned off), each installed folder, the
+// user's folder and the workspace folder. A user or workspace folder that
+// does not exist is an empty source unless the config names it.
+func (c *Config) SourceSpecs() []SourceSpec {
+	if c == nil {
+		c = DefaultConfig()
+	}
+	var specs []SourceSpec
+	if c.Sources.Bundled {
+		specs = append(specs, BundledSource())
+	}
+	for _, dir := range c.Sources.Installed {
+		specs = append(specs, SourceSpec{Name: SourceInstalled, Dir: dir, MaxDepth: c.Sources.MaxDepth})
+	}
+	if c.Sources.User != "" {
+		specs = append(specs, SourceSpec{Name: SourceUser, Dir: c.Sources.User, MaxDepth: c.Sources.MaxDepth, Optional: !c.Sources.userSet})
+	}
+	if c.Sources.Workspace != "" {
+		specs = append(specs, SourceSpec{Name: SourceWorkspace, Dir: c.Sources.Workspace, MaxDepth: c.Sources.MaxDepth, Optional: !c.Sources.workspaceSet})
+	}
+	return specs
+}
+
+// String renders the config as TOML with every secret value redacted, for
+// `skillhost show`.
+func (c *Config) String() string {
+	if c == nil {
+		return "<nil>"
+	}
+	doc := map[string]any{"state_dir": c.StateDir}
+	src := map[string]any{
+		"bundled":   c.Sources.Bundled,
+		"user":      c.Sources.User,
+		"workspace": c.Sources.Workspace,
+		"max_depth": c.Sources.MaxDepth,
+	}
+	if len(c.Sources.Installed) > 0 {
+		src["installed"] = c.Sources.Installed
+	}
+	doc["sources"] = src
+	skills := map[string]any{}
+	if sec := skillTOML(c.Defaults); len(sec) > 0 {
+		skills[defaultsSection] = sec
+	}
+	for name, sc := range c.Skills {
+		skills[name] = skillTOML(sc)
+	}
+	if len(skills) > 0 {
+		doc["skills"] = skills
+	}
+	if len(c.Packs) > 0 {
+		pk := map[string]any{}
+		for name, g := range c.Packs {
+			pk[name] = packTOML(g)
+		}
+		doc["packs"] = pk
+	}
+	var b strings.Builder
+	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
+		return "config: " + err.Error()
+	}
+	return b.String()
+}
+
+func skillTOML(sc SkillConfig) map[string]any {
+	m := map[string]any{}
+	if sc.Enabled != nil {
+		m["enabled"] = *sc.Enabled
+	}
+	if sc.Model != "" {
+		m["model"] = sc.Model
+	}
+	if sc.MaxIterations != 0 {
+		m["max_iterations"] = sc.MaxIterations
+	}
+	if sc.AllowChatIDs != nil {
+		m["allow_chat_ids"] = sc.AllowChatIDs
+	}
+	for k := range sc.Env {
+		m[k] = redacted
+	}
+	return m
+}
+
+func packTOML(g PackGrant) map[string]any {
+	m := map[string]any{
+		"enabled":         g.Enabled,
+		"scope_mode":      g.ScopeMode,
+		"update_existing": g.UpdateExisting,
+	}
+	if len(g.AllowedHosts) > 0 {
+		m["allowed_hosts"] = g.AllowedHosts
+	}
+	if g.AllowPrivateNetwork {
+		m["allow_private_network"] = true
+	}
+	if len(g.Mounts) > 0 {
+		var ms []map[string]any
+		for _, mt := range g.Mounts {
+			ms = append(ms, map[string]any{"host": mt.Host, "guest": mt.Guest, "read_only": mt.ReadOnly})
+		}
+		m["mounts"] = ms
+	}
+	if len(g.Env) > 0 {
+		env := map[string]any{}
+		for k := range g.Env {
+			env[k] = redacted
+		}
+		m["env"] = env
+	}
+	if len(g.Services) > 0 {
+		m["services"] = g.Services
+	}
+	if len(g.Pinned) > 0 {
+		m["pinned"] = g.Pinned
+	}
+	if l := limitsTOML(g.Limits); len(l) > 0 {
+		m["limits"] = l
+	}
+	return m
+}
+
+func limitsTOML(l Limits) map[string]any {
+	m := map[string]any{}
+	if l.Timeout > 0 {
+		m["timeout"] = l.Timeout.String()
+	}
+	for _, s := range []struct {
+		name string
+		n    int64
+	}{
+		{"max_memory", int64(l.MaxMemoryBytes)}, {"max_output", l.MaxOutputBytes}, {"max_log", l.MaxLogBytes},
+		{"max_var", l.MaxVarBytes}, {"max_http_response", l.MaxHTTPResponseBytes}, {"max_fuel", l.MaxFuel},
+	} {
+		if s.n > 0 {
+			m[s.name] = s.n
+		}
+	}
+	return m
+}
+
+// Format prints the config as String does, whatever the verb, so that no
+// verb can reach a secret through reflection.
+func (c *Config) Format(f fmt.State, verb rune) { io.WriteString(f, c.String()) }
+
+// LogValue logs the config without values of secrets: the file, the state
+// folder, the sources and the names of configured skills and packs.
+func (c *Config) LogValue() slog.Value {
+	if c == nil {
+		return slog.StringValue("<nil>")
+	}
+	return slog.GroupValue(
+		slog.String("file", c.File),
+		slog.String("state_dir", c.StateDir),
+		slog.Bool("bundled", c.Sources.Bundled),
+		slog.Any("installed", c.Sources.Installed),
+		slog.String("user", c.Sources.User),
+		slog.String("workspace", c.Sources.Workspace),
+		slog.Int("max_depth", c.Sources.MaxDepth),
+		slog.Any("skills", sortedNames(c.Skills)),
+		slog.Any("packs", sortedNames(c.Packs)),
+	)
+}
+
+// Interface guards: printing and logging go through the redacting methods.
+var (
+	_ fmt.Formatter  = Secret{}
+	_ slog.LogValuer = Secret{}
+	_ fmt.Formatter  = (*Config)(nil)
+	_ slog.LogValuer = (*Config)(nil)
+)
