@@ -43,19 +43,23 @@ type Skill struct {
 	AllowedTools []string `json:"allowed_tools,omitempty"`
 	// Instructions is the Markdown body after the frontmatter.
 	Instructions string `json:"instructions,omitempty"`
-	// Resources are the files under scripts/, references/ and assets/.
+	// Resources are the files of an agent skill's folder besides SKILL.md
+	// (scripts/, references/, assets/ and any others), sorted by path.
 	Resources []Resource `json:"resources,omitempty"`
 	// Subagent holds the settings used when the skill runs as a subagent.
 	Subagent *Subagent `json:"subagent,omitempty"`
 
 	// Playbook fields.
-	Trigger       string         `json:"trigger,omitempty"`
-	Steps         []string       `json:"steps,omitempty"`
-	TaskType      string         `json:"task_type,omitempty"`
-	Tags          []string       `json:"tags,omitempty"`
-	Preconditions []string       `json:"preconditions,omitempty"`
-	FailureModes  []string       `json:"failure_modes,omitempty"`
-	Extra         map[string]any `json:"extra,omitempty"`
+	Trigger       string   `json:"trigger,omitempty"`
+	Steps         []string `json:"steps,omitempty"`
+	TaskType      string   `json:"task_type,omitempty"`
+	Tags          []string `json:"tags,omitempty"`
+	Preconditions []string `json:"preconditions,omitempty"`
+	FailureModes  []string `json:"failure_modes,omitempty"`
+	// Extra holds fields the format does not define: a playbook's extra
+	// keys, or frontmatter fields of an agent skill that skillhost does not
+	// know (kept, with a warning each).
+	Extra map[string]any `json:"extra,omitempty"`
 
 	// ContentHash is the hex sha256 of the canonical JSON of the
 	// normalised fields; it changes when the skill's content does.
