@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -381,5 +382,33 @@ func BenchmarkLoadSkillDir(b *testing.B) {
 		if _, err := LoadSkillDir(fsys, "release-notes"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBundledAgentSkills loads the Agent Skills shipped in the bundled
+// pack: each must load without errors or warnings.
+func TestBundledAgentSkills(t *testing.T) {
+	fsys := os.DirFS("bundled/skills")
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		t.Skip(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if _, err := fs.Stat(fsys, e.Name()+"/"+SkillFile); err != nil {
+			continue
+		}
+		n++
+		s, err := LoadSkillDir(fsys, e.Name())
+		if err != nil {
+			t.Errorf("%s: %v", e.Name(), err)
+			continue
+		}
+		if len(s.Warnings) > 0 {
+			t.Errorf("%s: warnings %q", e.Name(), s.Warnings)
+		}
+	}
+	if n == 0 {
+		t.Error("no Agent Skills found in the bundled pack")
 	}
 }
