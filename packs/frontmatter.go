@@ -15,9 +15,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // frontmatter is a Markdown file split at its YAML header.
 type frontmatter struct {
-	// YAML is the header including its opening "---" line and excluding the
-	// closing one. The opening line is a YAML document start marker, so a
-	// YAML parser reading it reports the same line numbers as the file.
+	// YAML is the header: a "---" line (a YAML document start marker, so a
+	// YAML parser reports the same line numbers as the file) and the lines
+	// up to, not including, the closing one.
 	YAML []byte
 	// Body is everything after the closing line, byte for byte.
 	Body string
@@ -59,8 +59,10 @@ func splitFrontmatter(file string, data []byte) (*frontmatter, error) {
 			if off-start > maxFrontmatterBytes {
 				break
 			}
+			// The opening line is given to YAML as a bare "---" (it may carry
+			// trailing blanks or a carriage return).
 			return &frontmatter{
-				YAML:     data[:off],
+				YAML:     append([]byte("---\n"), data[start:off]...),
 				Body:     string(data[next:]),
 				BodyLine: line + 1,
 			}, nil

@@ -10,6 +10,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // SkillFile is the name of the instructions file in a skill folder.
@@ -181,6 +183,11 @@ func (w *skillWalker) walk(rel string, depth int) error {
 		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
 			w.errs = append(w.errs, &ManifestError{File: full,
 				Msg: fmt.Sprintf("folder entry %q is not a plain file name; every resource must stay inside the skill folder", name)})
+			continue
+		}
+		if !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+			w.errs = append(w.errs, &ManifestError{File: full,
+				Msg: fmt.Sprintf("folder entry %q has control characters or invalid UTF-8; resource names must be printable text", name)})
 			continue
 		}
 		if strings.HasPrefix(name, ".") {

@@ -130,6 +130,12 @@ func TestLoadSkillDirHostile(t *testing.T) {
 		{"dotdot-path-entry", func(t *testing.T) fs.FS {
 			return extraEntryFS{fstest.MapFS{"s/SKILL.md": {Data: []byte(okSkillMD)}, "s/scripts/a.sh": {Data: []byte("x")}}, "s/scripts", "../../../etc/passwd"}
 		}},
+		{"control-character-entry", func(t *testing.T) fs.FS {
+			return extraEntryFS{fstest.MapFS{"s/SKILL.md": {Data: []byte(okSkillMD)}, "s/assets/a.txt": {Data: []byte("x")}}, "s/assets", "evil\nname.txt"}
+		}},
+		{"invalid-utf8-entry", func(t *testing.T) fs.FS {
+			return extraEntryFS{fstest.MapFS{"s/SKILL.md": {Data: []byte(okSkillMD)}, "s/assets/a.txt": {Data: []byte("x")}}, "s/assets", "caf\xe9.txt"}
+		}},
 		{"symlink-absolute", func(t *testing.T) fs.FS {
 			root := writeTree(t, map[string]string{"s/SKILL.md": okSkillMD})
 			symlink(t, "/etc/passwd", filepath.Join(root, "s", "references", "passwd.md"))
