@@ -346,3 +346,20 @@ func TestLoadSkillFileFlat(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSkillDirPlainFS checks that an FS without fs.ReadLinkFS (as
+// embed.FS) loads when it holds no links.
+func TestLoadSkillDirPlainFS(t *testing.T) {
+	s, err := LoadSkillDir(noLinkFS{fstest.MapFS{
+		"skills/s/SKILL.md":      {Data: []byte(okSkillMD)},
+		"skills/s/scripts/a.sh":  {Data: []byte("echo a\n")},
+		"skills/s/.git/config":   {Data: []byte("[core]\n")},
+		"skills/s/.hidden/x.txt": {Data: []byte("x")},
+	}}, "skills/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Resources) != 1 || s.Resources[0].Path != "scripts/a.sh" || s.File != "skills/s/SKILL.md" {
+		t.Errorf("resources %+v file %q: want only scripts/a.sh (hidden entries skipped)", s.Resources, s.File)
+	}
+}

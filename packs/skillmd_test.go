@@ -225,6 +225,29 @@ func TestParseSkillMDInstructionsExact(t *testing.T) {
 	}
 }
 
+func TestFrontmatterDelimiters(t *testing.T) {
+	for _, src := range []string{
+		"---  \t\nname: d\ndescription: x\n---\t \nbody",
+		"---\r\nname: d\r\ndescription: x\r\n---\r\nbody",
+		"\ufeff---\nname: d\ndescription: x\n---\nbody",
+		"---" + strings.Repeat(" ", 100<<10) + "\nname: d\ndescription: x\n---\nbody",
+	} {
+		s, err := ParseSkillMD("d/SKILL.md", []byte(src), "d")
+		if err != nil {
+			t.Errorf("%.40q: %v", src, err)
+			continue
+		}
+		if s.Instructions != "body" || s.Description != "x" {
+			t.Errorf("%.40q: instructions %q description %q", src, s.Instructions, s.Description)
+		}
+	}
+	// A line that merely starts with --- does not close the header.
+	s, err := ParseSkillMD("d/SKILL.md", []byte("---\nname: d\ndescription: |\n  a\n  ---x\n---\n---- rule\n"), "d")
+	if err != nil || s.Description != "a\n---x" || s.Instructions != "---- rule\n" {
+		t.Errorf("got %+v, %v", s, err)
+	}
+}
+
 func TestSplitToolList(t *testing.T) {
 	tests := []struct {
 		in   string
