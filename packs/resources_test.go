@@ -90,6 +90,31 @@ func (i namedInfo) ModTime() time.Time { return time.Time{} }
 func (i namedInfo) IsDir() bool        { return i.mode.IsDir() }
 func (i namedInfo) Sys() any           { return nil }
 
+// lyingSizeFS reports every file other than SKILL.md as 1 byte long,
+// whatever it holds, as a file that grows while it is read would.
+type lyingSizeFS struct{ m fstest.MapFS }
+
+func (f lyingSizeFS) Open(name string) (fs.File, error) {
+	file, err := f.m.Open(name)
+	if err != nil || strings.HasSuffix(name, SkillFile) {
+		return file, err
+	}
+	if st, err := file.Stat(); err == nil && !st.IsDir() {
+		return lyingFile{file}, nil
+	}
+	return file, nil
+}
+
+type lyingFile struct{ fs.File }
+
+func (f lyingFile) Stat() (fs.FileInfo, error) {
+	st, err := f.File.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return namedInfo{name: st.Name(), mode: st.Mode()}, nil
+}
+
 // noLinkFS hides ReadLink/Lstat from a MapFS that holds symlinks.
 type noLinkFS struct{ m fstest.MapFS }
 
@@ -193,6 +218,9 @@ func TestLoadSkillDirHostile(t *testing.T) {
 		}},
 		{"513-files", func(t *testing.T) fs.FS { return manyFiles }},
 		{"17-MiB", func(t *testing.T) fs.FS { return big }},
+		{"file-larger-than-listed", func(t *testing.T) fs.FS {
+			return lyingSizeFS{fstest.MapFS{"s/SKILL.md": {Data: []byte(okSkillMD)}, "s/assets/big.bin": {Data: make([]byte, MaxSkillBytes)}}}
+		}},
 		{"too-deep", func(t *testing.T) fs.FS { return deep }},
 		{"too-many-folders", func(t *testing.T) fs.FS { return manyDirs }},
 		{"huge-folder-listing", func(t *testing.T) fs.FS { return wideDir }},
