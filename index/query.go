@@ -2,7 +2,12 @@ package index
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
 // Search types.
@@ -18,6 +23,15 @@ const (
 	MaxLimit     = 20
 	// MaxPatternLength is the longest regex pattern accepted, in characters.
 	MaxPatternLength = 200
+)
+
+// Regex scores of the score contract.
+const (
+	scoreExact       = 1.0
+	scoreRegexFull   = 0.95
+	scoreRegexPrefix = 0.90
+	scoreRegexInName = 0.85
+	scoreRegexOther  = 0.75
 )
 
 // ToolQuery is a tool search request.
@@ -44,22 +58,634 @@ type ToolHit struct {
 }
 
 // ToolSearchResult is the answer to a tool search. SearchType is the search
-// type actually used, "regex" when "fts" was asked for and FTS5 is not in use.
+// type actually used: "regex" when "fts" was asked for and FTS5 is not in
+// use.
 type ToolSearchResult struct {
 	Tools      []ToolHit `json:"tools"`
 	Query      string    `json:"query"`
 	SearchType string    `json:"search_type"`
 }
 
-// SearchTools finds indexed tools matching q, best first, with scores in
-// [0, 1] comparable within this result only.
-func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult, error) {
-	return nil, errors.New("index: SearchTools: not implemented yet")
+// searchReq is a validated search request.
+type searchReq struct {
+	query     string // as given
+	trimmed   string
+	requested string // search type asked for ("" → fts)
+	effective string // search type used
+	limit     int
+	re        *matcher // regex searches
 }
 
-// toolSnapshot is an in-memory copy of the searchable tool fields used by
-// regex searches, valid for one store generation.
-type toolSnapshot struct{}
+// validateSearch checks the fields shared by tool and skill searches and
+// works out the effective search type.
+func (s *Store) validateSearch(query, searchType string, limit int) (searchReq, error) {
+	r := searchReq{query: query, trimmed: strings.TrimSpace(query), requested: searchType, limit: limit}
+	if r.requested == "" {
+		r.requested = SearchFTS
+	}
+	switch r.requested {
+	case SearchFTS, SearchRegex, SearchExact:
+	default:
+		return r, fmt.Errorf("%w (got %q)", ErrBadSearchType, searchType)
+	}
+	if r.trimmed == "" {
+		return r, ErrEmptyQuery
+	}
+	if r.limit == 0 {
+		r.limit = DefaultLimit
+	}
+	if r.limit < 1 || r.limit > MaxLimit {
+		return r, fmt.Errorf("%w: %d, want 1..%d (0 means %d)", ErrBadLimit, limit, MaxLimit, DefaultLimit)
+	}
+	r.effective = r.requested
+	switch {
+	case r.requested == SearchRegex:
+		if n := utf8.RuneCountInString(query); n > MaxPatternLength {
+			return r, fmt.Errorf("%w: %d characters, at most %d", ErrPatternTooLong, n, MaxPatternLength)
+		}
+		m, err := newMatcher(query)
+		if err != nil {
+			return r, err
+		}
+		r.re = m
+	case r.requested == SearchFTS && !s.fts:
+		// Without FTS5 the words become a literal alternation, matched as
+		// any regex pattern is.
+		r.effective = SearchRegex
+		r.re = fallbackMatcher(r.trimmed)
+	}
+	return r, nil
+}
 
-// skillSnapshot is the same for skills.
-type skillSnapshot struct{}
+// matcher holds a user pattern compiled three ways: unanchored, anchored at
+// the start, and anchored at both ends. RE2 matching is linear in the input.
+type matcher struct {
+	any, prefix, full *regexp.Regexp
+}
+
+func newMatcher(pattern string) (*matcher, error) {
+	any, err := regexp.Compile(`(?i)` + pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPattern, err)
+	}
+	// The pattern compiled alone, so the wrapped forms compile too.
+	return &matcher{
+		any:    any,
+		prefix: regexp.MustCompile(`(?i)^(?:` + pattern + `)`),
+		full:   regexp.MustCompile(`(?i)^(?:` + pattern + `)$`),
+	}, nil
+}
+
+// fallbackMatcher turns free text into a pattern matching any of its words
+// (roughly stemmed, quoted), for "fts" searches without FTS5. When the text
+// has no words it is matched literally.
+func fallbackMatcher(text string) *matcher {
+	terms := queryTerms(text)
+	if len(terms) == 0 {
+		m, _ := newMatcher(regexp.QuoteMeta(text))
+		return m
+	}
+	alts := make([]string, len(terms))
+	for i, t := range terms {
+		alts[i] = regexp.QuoteMeta(roughStem(t))
+	}
+	m, _ := newMatcher(strings.Join(alts, "|"))
+	return m
+}
+
+// roughStem strips a common English suffix so a fallback pattern built from
+// "searching" also matches "search".
+func roughStem(w string) string {
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
+			return w[:len(w)-len(suf)]
+		}
+	}
+	return w
+}
+
+// regexScore scores a name and the other searchable text against m: 0 when
+// nothing matches.
+func (m *matcher) score(name string, other ...string) float64 {
+	if m.any.MatchString(name) {
+		switch {
+		case m.full.MatchString(name):
+			return scoreRegexFull
+		case m.prefix.MatchString(name):
+			return scoreRegexPrefix
+		}
+		return scoreRegexInName
+	}
+	for _, o := range other {
+		if o != "" && m.any.MatchString(o) {
+			return scoreRegexOther
+		}
+	}
+	return 0
+}
+
+// hit is a search candidate of either kind.
+type hit struct {
+	name  string
+	ns    string // tool namespace or skill pack: namespace preference
+	side  int    // side-effect rank (tools)
+	nlen  int
+	tier  int     // fts: 0 whole name, 1 name prefix, 2 bm25 only
+	r     float64 // fts: bm25 (lower is better)
+	score float64
+
+	desc, loading string // tools
+
+	title, trigger, taskType, scopeMode string // skills
+}
+
+// Ranking tiers of an "fts" search.
+const (
+	tierName       = 0 // the name is the query, or its words are the query's words
+	tierPrefix     = 1 // the name starts with the query
+	tierWordPrefix = 2 // the name's words start with the query's words
+	tierText       = 3 // bm25 match only
+)
+
+// less is the contract order: higher score, preferred namespace, milder side
+// effects, shorter name, then name.
+func (s *Store) less(a, b *hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if ra, rb := s.nsOrder(a.ns), s.nsOrder(b.ns); ra != rb {
+		return ra < rb
+	}
+	if a.side != b.side {
+		return a.side < b.side
+	}
+	if a.nlen != b.nlen {
+		return a.nlen < b.nlen
+	}
+	return a.name < b.name
+}
+
+func (s *Store) nsOrder(ns string) int {
+	if r, ok := s.nsRank[ns]; ok {
+		return r
+	}
+	return s.nsDefault
+}
+
+// nsOrderSQL is an ORDER BY term, with its trailing comma, ranking column
+// col like nsOrder; empty without preferred namespaces.
+func (s *Store) nsOrderSQL(col string) string {
+	if len(s.nsRank) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("CASE " + col)
+	for ns, r := range s.nsRank {
+		fmt.Fprintf(&b, " WHEN '%s' THEN %d", strings.ReplaceAll(ns, "'", "''"), r)
+	}
+	fmt.Fprintf(&b, " ELSE %d END, ", s.nsDefault)
+	return b.String()
+}
+
+// ftsScores applies the score contract to fts candidates already cut to the
+// returned set. Each candidate gets a raw cost, lower is better: its tier
+// number for name matches (0, 1 or 2), and for bm25 matches their bm25
+// distance from the best bm25 in the set, plus 3 when name matches are
+// present so they stay below them. FTS5's bm25() is negative for every match,
+// so the distance (not the value) is what the transform 1/(1+max(raw,0))
+// needs to keep relevance order; then min–max normalisation over the set
+// (0.5 when all are equal) and clamping to [0, 1].
+func ftsScores(hits []*hit) {
+	best := math.Inf(1)
+	names := false
+	for _, h := range hits {
+		if h.tier == tierText {
+			best = math.Min(best, h.r)
+		} else {
+			names = true
+		}
+	}
+	base := 0.0
+	if names {
+		base = tierText
+	}
+	raw := make([]float64, len(hits))
+	for i, h := range hits {
+		if h.tier == tierText {
+			raw[i] = base + (h.r - best)
+		} else {
+			raw[i] = float64(h.tier)
+		}
+		if math.IsNaN(raw[i]) || math.IsInf(raw[i], 0) {
+			raw[i] = math.MaxFloat64
+		}
+	}
+	normalise(hits, raw)
+}
+
+// normalise turns raw costs into contract scores.
+func normalise(hits []*hit, raw []float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	sr := make([]float64, len(raw))
+	for i, r := range raw {
+		sr[i] = 1 / (1 + math.Max(r, 0))
+		lo, hi = math.Min(lo, sr[i]), math.Max(hi, sr[i])
+	}
+	for i, h := range hits {
+		if hi == lo {
+			h.score = 0.5
+			continue
+		}
+		v := (sr[i] - lo) / (hi - lo)
+		h.score = math.Min(1, math.Max(0, v))
+	}
+}
+
+// sortHits orders hits by the contract and cuts them to limit.
+func (s *Store) sortHits(hits []*hit, limit int) []*hit {
+	sort.SliceStable(hits, func(i, j int) bool { return s.less(hits[i], hits[j]) })
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits
+}
+
+// ftsPlan describes one kind of record (tools or skills) to the shared
+// "fts" search.
+type ftsPlan struct {
+	// nameSQL selects name matches; its arguments are ?1 and ?2 (the range of
+	// lower-case names starting with the query), ?3 and ?4 (the same for name
+	// words), then the filter arguments and the LIMIT.
+	nameSQL string
+	// textSQL selects bm25 matches; its arguments are the MATCH expression,
+	// the filter arguments and the LIMIT.
+	textSQL  string
+	args     []any // filter arguments
+	scan     func(rowScanner, *hit) error
+	scanText func(rowScanner, *hit) error // scan plus the bm25 column
+	// keep drops the candidates the caller may not see, keeping the order.
+	keep func(ctx context.Context, hs []*hit) ([]*hit, error)
+}
+
+// preLess orders fts candidates before scoring: by tier, by bm25 within the
+// text tier, then by the contract's tie-breakers. Scores are a monotone
+// function of this order, so cutting here cuts the contract order.
+func (s *Store) preLess(a, b *hit) bool {
+	if a.tier != b.tier {
+		return a.tier < b.tier
+	}
+	if a.tier == tierText && a.r != b.r {
+		return a.r < b.r
+	}
+	if ra, rb := s.nsOrder(a.ns), s.nsOrder(b.ns); ra != rb {
+		return ra < rb
+	}
+	if a.side != b.side {
+		return a.side < b.side
+	}
+	if a.nlen != b.nlen {
+		return a.nlen < b.nlen
+	}
+	return a.name < b.name
+}
+
+// ftsSearch runs an "fts" search: whole-name and name-prefix matches first
+// (indexed range scans), then bm25 matches of the query words, each filtered
+// by plan.keep before it can take a result slot.
+func (s *Store) ftsSearch(ctx context.Context, req searchReq, p ftsPlan) ([]*hit, error) {
+	key := strings.ToLower(req.trimmed)
+	terms := nameTerms(req.trimmed)
+	termLo, termHi := terms, prefixUpper(terms)
+	if terms == "" {
+		termLo, termHi = "\xff", "\xff" // an empty range
+	}
+	var out []*hit
+	// Name matches rank above all text matches and the SQL order is the
+	// final order among them, so the first visible ones are the answer.
+	err := s.fetchWindows(ctx, p.nameSQL, []any{key, prefixUpper(key), termLo, termHi}, p.args, req.limit, p.scan, p.keep,
+		func(kept []*hit, full bool) bool {
+			out = kept
+			for _, h := range out {
+				lower := strings.ToLower(h.name)
+				switch {
+				case lower == key || (terms != "" && nameTerms(h.name) == terms):
+					h.tier = tierName
+				case strings.HasPrefix(lower, key):
+					h.tier = tierPrefix
+				default:
+					h.tier = tierWordPrefix
+				}
+			}
+			if len(out) >= req.limit {
+				out = out[:req.limit]
+				return true
+			}
+			return !full
+		})
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(out))
+	for _, h := range out {
+		seen[h.name] = true
+	}
+	words := queryTerms(req.trimmed)
+	if need := req.limit - len(out); need > 0 && len(words) > 0 {
+		var text []*hit
+		err = s.fetchWindows(ctx, p.textSQL, []any{ftsExpr(words, false)}, p.args, need, p.scanText, p.keep,
+			func(kept []*hit, full bool) bool {
+				text = text[:0]
+				for _, h := range kept {
+					if !seen[h.name] {
+						h.tier = tierText
+						text = append(text, h)
+					}
+				}
+				if len(text) < need {
+					return !full // exhausted, or fetch a larger window
+				}
+				// Keep every candidate tied with the last one that fits:
+				// the contract order decides among equal scores, not
+				// SQLite's row order.
+				cut := text[need-1].r
+				n := need
+				for n < len(text) && text[n].r == cut {
+					n++
+				}
+				if n == len(text) && full {
+					return false // the ties may go on past the window
+				}
+				text = text[:n]
+				return true
+			})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, text...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return s.preLess(out[i], out[j]) })
+	if len(out) > req.limit {
+		out = out[:req.limit]
+	}
+	ftsScores(out)
+	return s.sortHits(out, req.limit), nil
+}
+
+// fetchWindows runs query with args, filter arguments and a LIMIT, growing
+// the window until done accepts the candidates or the rows run out. done sees
+// the rows plan.keep kept, in SQL order; full says the window was filled, so
+// more rows may exist.
+func (s *Store) fetchWindows(ctx context.Context, query string, args, filterArgs []any, need int,
+	scan func(rowScanner, *hit) error, keep func(context.Context, []*hit) ([]*hit, error),
+	done func(kept []*hit, full bool) bool) error {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	window := 2*need + 8
+	all := make([]any, 0, len(args)+len(filterArgs)+1)
+	for {
+		all = append(append(append(all[:0], args...), filterArgs...), window)
+		rows, err := st.QueryContext(ctx, all...)
+		if err != nil {
+			return s.wrapErr(err)
+		}
+		var batch []*hit
+		for rows.Next() {
+			h := &hit{}
+			if err := scan(rows, h); err != nil {
+				rows.Close()
+				return s.wrapErr(err)
+			}
+			h.nlen = nameLen(h.name)
+			batch = append(batch, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return s.wrapErr(err)
+		}
+		full := len(batch) == window
+		kept, err := keep(ctx, batch)
+		if err != nil {
+			return err
+		}
+		if done(kept, full) || !full {
+			return nil
+		}
+		window *= 4
+	}
+}
+
+// SearchTools finds indexed tools matching q, best first, with scores in
+// [0, 1] comparable within this result only.
+//
+// An "fts" search ranks, in this order: tools whose name is the query (case
+// folded, or word for word: "web search" names web_search), tools whose name
+// starts with it, then tools matching any of the query's words in their name
+// words, tags, description, parameters or examples by weighted bm25. Scores
+// follow the contract: 1/(1+cost) min–max normalised over the result, where
+// the cost of a bm25 match is its distance from the best bm25 in the result.
+func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	req, err := s.validateSearch(q.Query, q.SearchType, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("index: tool search: %w", err)
+	}
+	var hits []*hit
+	switch req.effective {
+	case SearchExact:
+		hits, err = s.exactTools(ctx, req, q)
+	case SearchRegex:
+		hits, err = s.regexTools(ctx, req, q)
+	default:
+		hits, err = s.ftsSearch(ctx, req, s.toolPlan(q))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: tool search: %w", err)
+	}
+	res := &ToolSearchResult{Tools: make([]ToolHit, len(hits)), Query: q.Query, SearchType: req.effective}
+	for i, h := range hits {
+		res.Tools[i] = ToolHit{Name: h.name, Description: h.desc, Score: h.score, MatchType: req.effective, LoadingMode: h.loading}
+	}
+	s.emit(EventToolSearchQuery, map[string]any{
+		"query": q.Query, "requested_search_type": req.requested, "effective_search_type": req.effective,
+		"results_count": len(hits),
+	})
+	return res, nil
+}
+
+// nameTierSQL computes the tier of a name match in SQL, as ftsSearch does in
+// Go.
+const nameTierSQL = `CASE WHEN t.name_key = ?1 OR t.name_terms = ?3 THEN 0
+	WHEN t.name_key >= ?1 AND t.name_key < ?2 THEN 1 ELSE 2 END`
+
+// toolWeights are the bm25 column weights of tools_fts: name words, description,
+// tags, parameters, examples.
+var toolWeights = [5]float64{4, 2, 4, 1, 1}
+
+const toolCols = `t.name, t.namespace, t.side_rank, t.description, t.loading_mode`
+
+func scanTool(r rowScanner, h *hit) error {
+	return r.Scan(&h.name, &h.ns, &h.side, &h.desc, &h.loading)
+}
+
+func scanToolRanked(r rowScanner, h *hit) error {
+	return r.Scan(&h.name, &h.ns, &h.side, &h.desc, &h.loading, &h.r)
+}
+
+// toolPlan builds the statements of an "fts" tool search.
+func (s *Store) toolPlan(q ToolQuery) ftsPlan {
+	filter := ""
+	if !q.IncludeAlwaysLoaded {
+		filter = " AND t.loading_mode <> 'always'"
+	}
+	w := toolWeights
+	return ftsPlan{
+		nameSQL: `SELECT ` + toolCols + ` FROM tools t
+			WHERE ((t.name_key >= ?1 AND t.name_key < ?2) OR (t.name_terms >= ?3 AND t.name_terms < ?4))` + filter + `
+			ORDER BY ` + nameTierSQL + `, ` +
+			s.nsOrderSQL("t.namespace") + `t.side_rank, length(t.name), t.name LIMIT ?`,
+		textSQL: fmt.Sprintf(`SELECT `+toolCols+`, bm25(tools_fts, %g, %g, %g, %g, %g) AS r
+			FROM tools_fts JOIN tools t ON t.id = tools_fts.rowid
+			WHERE tools_fts MATCH ?`+filter+` ORDER BY r LIMIT ?`, w[0], w[1], w[2], w[3], w[4]),
+		scan:     scanTool,
+		scanText: scanToolRanked,
+		keep:     func(_ context.Context, hs []*hit) ([]*hit, error) { return visibleTools(hs, q.Visible), nil },
+	}
+}
+
+func visibleTools(hs []*hit, visible func(string) bool) []*hit {
+	if visible == nil {
+		return hs
+	}
+	out := hs[:0]
+	for _, h := range hs {
+		if visible(h.name) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// exactTools finds the tool with exactly this name or, failing that, the
+// tools whose name equals it case-insensitively.
+func (s *Store) exactTools(ctx context.Context, req searchReq, q ToolQuery) ([]*hit, error) {
+	filter := ""
+	if !q.IncludeAlwaysLoaded {
+		filter = " AND t.loading_mode <> 'always'"
+	}
+	for _, query := range []string{
+		`SELECT ` + toolCols + ` FROM tools t WHERE t.name = ?` + filter,
+		`SELECT ` + toolCols + ` FROM tools t WHERE t.name_key = ?` + filter,
+	} {
+		arg := req.trimmed
+		if strings.Contains(query, "name_key") {
+			arg = strings.ToLower(arg)
+		}
+		hits, err := s.queryHits(ctx, query, scanTool, arg)
+		if err != nil {
+			return nil, err
+		}
+		hits = visibleTools(hits, q.Visible)
+		if len(hits) > 0 {
+			for _, h := range hits {
+				h.score = scoreExact
+			}
+			return s.sortHits(hits, req.limit), nil
+		}
+	}
+	return nil, nil
+}
+
+// queryHits runs a prepared query and scans every row.
+func (s *Store) queryHits(ctx context.Context, query string, scan func(rowScanner, *hit) error, args ...any) ([]*hit, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, s.wrapErr(err)
+	}
+	defer rows.Close()
+	var hits []*hit
+	for rows.Next() {
+		h := &hit{}
+		if err := scan(rows, h); err != nil {
+			return nil, s.wrapErr(err)
+		}
+		h.nlen = nameLen(h.name)
+		hits = append(hits, h)
+	}
+	return hits, s.wrapErr(rows.Err())
+}
+
+// toolSnapshot is an in-memory copy of the searchable tool fields for regex
+// searches, valid while the store generation is unchanged.
+type toolSnapshot struct {
+	gen   int64
+	tools []snapTool
+}
+
+type snapTool struct {
+	hit      hit
+	tagsText string
+}
+
+// tools returns the current tool snapshot, reloading it after any write.
+func (s *Store) toolsSnapshot(ctx context.Context) (*toolSnapshot, error) {
+	gen, err := s.generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if s.toolSnap != nil && s.toolSnap.gen == gen {
+		return s.toolSnap, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+toolCols+`, t.tags_text FROM tools t`)
+	if err != nil {
+		return nil, s.wrapErr(err)
+	}
+	defer rows.Close()
+	snap := &toolSnapshot{gen: gen}
+	for rows.Next() {
+		var st snapTool
+		if err := rows.Scan(&st.hit.name, &st.hit.ns, &st.hit.side, &st.hit.desc, &st.hit.loading, &st.tagsText); err != nil {
+			return nil, s.wrapErr(err)
+		}
+		st.hit.nlen = nameLen(st.hit.name)
+		snap.tools = append(snap.tools, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr(err)
+	}
+	s.toolSnap = snap
+	return snap, nil
+}
+
+// regexTools matches the pattern against every tool's name, description and
+// tags.
+func (s *Store) regexTools(ctx context.Context, req searchReq, q ToolQuery) ([]*hit, error) {
+	snap, err := s.toolsSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var hits []*hit
+	for i := range snap.tools {
+		st := &snap.tools[i]
+		if !q.IncludeAlwaysLoaded && st.hit.loading == LoadingAlways {
+			continue
+		}
+		sc := req.re.score(st.hit.name, st.hit.desc, st.tagsText)
+		if sc == 0 || (q.Visible != nil && !q.Visible(st.hit.name)) {
+			continue
+		}
+		h := st.hit
+		h.score = sc
+		hits = append(hits, &h)
+	}
+	return s.sortHits(hits, req.limit), nil
+}

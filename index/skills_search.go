@@ -2,7 +2,8 @@ package index
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"strings"
 )
 
 // SkillQuery is a skill search request.
@@ -31,7 +32,298 @@ type SkillSearchResult struct {
 	SearchType string     `json:"search_type"`
 }
 
-// SearchSkills finds skills visible in q.Scope matching q, best first.
+// skillWeights are the bm25 column weights of skills_fts: name words, title,
+// trigger, description, tags, body.
+var skillWeights = [6]float64{8, 5, 4, 2.5, 4, 1}
+
+const skillCols = `t.name, t.pack, t.title, t.trigger, t.task_type, t.scope_mode`
+
+func scanSkillHit(r rowScanner, h *hit) error {
+	return r.Scan(&h.name, &h.ns, &h.title, &h.trigger, &h.taskType, &h.scopeMode)
+}
+
+func scanSkillHitRanked(r rowScanner, h *hit) error {
+	return r.Scan(&h.name, &h.ns, &h.title, &h.trigger, &h.taskType, &h.scopeMode, &h.r)
+}
+
+// SearchSkills finds the skills visible in q.Scope that match q, best first,
+// with the same search types and score contract as SearchTools (name words,
+// title, trigger, description, tags and content are searched). When a name
+// exists at several scopes the caller sees, only the most specific one is
+// considered.
 func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchResult, error) {
-	return nil, errors.New("index: SearchSkills: not implemented yet")
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	req, err := s.validateSearch(q.Query, q.SearchType, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("index: skill search: %w", err)
+	}
+	if q.TaskType != "" && !validTaskType(q.TaskType) {
+		return nil, fmt.Errorf("index: skill search: %w: %q, want one of %s", ErrBadTaskType, q.TaskType, strings.Join(TaskTypes, ", "))
+	}
+	if err := checkRequestScope(q.Scope); err != nil {
+		return nil, fmt.Errorf("index: skill search: %w", err)
+	}
+	var hits []*hit
+	switch req.effective {
+	case SearchExact:
+		hits, err = s.exactSkills(ctx, req, q)
+	case SearchRegex:
+		hits, err = s.regexSkills(ctx, req, q)
+	default:
+		hits, err = s.ftsSearch(ctx, req, s.skillPlan(q))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: skill search: %w", err)
+	}
+	res := &SkillSearchResult{Skills: make([]SkillHit, len(hits)), Query: q.Query, SearchType: req.effective}
+	for i, h := range hits {
+		res.Skills[i] = SkillHit{Name: h.name, Title: h.title, Trigger: h.trigger, TaskType: h.taskType, Score: h.score}
+	}
+	s.emit(EventSkillSearchQuery, map[string]any{
+		"query": q.Query, "requested_search_type": req.requested, "effective_search_type": req.effective,
+		"results_count": len(hits),
+	})
+	return res, nil
+}
+
+// skillFilter is the WHERE condition (alias t) for a skill query's scope and
+// task type, with its arguments.
+func skillFilter(q SkillQuery) (string, []any) {
+	where, args := scopeWhereAlias(q.Scope, "t.")
+	where = " AND " + where
+	if q.TaskType != "" {
+		where += " AND t.task_type = ?"
+		args = append(args, q.TaskType)
+	}
+	return where, args
+}
+
+// skillPlan builds the statements of an "fts" skill search.
+func (s *Store) skillPlan(q SkillQuery) ftsPlan {
+	filter, args := skillFilter(q)
+	w := skillWeights
+	return ftsPlan{
+		nameSQL: `SELECT ` + skillCols + ` FROM skills t
+			WHERE ((t.name_key >= ?1 AND t.name_key < ?2) OR (t.name_terms >= ?3 AND t.name_terms < ?4))` + filter + `
+			ORDER BY ` + nameTierSQL + `, ` +
+			s.nsOrderSQL("t.pack") + `length(t.name), t.name LIMIT ?`,
+		textSQL: fmt.Sprintf(`SELECT `+skillCols+`, bm25(skills_fts, %g, %g, %g, %g, %g, %g) AS r
+			FROM skills_fts JOIN skills t ON t.seq = skills_fts.rowid
+			WHERE skills_fts MATCH ?`+filter+` ORDER BY r LIMIT ?`, w[0], w[1], w[2], w[3], w[4], w[5]),
+		args:     args,
+		scan:     scanSkillHit,
+		scanText: scanSkillHitRanked,
+		keep: func(ctx context.Context, hs []*hit) ([]*hit, error) {
+			return s.unshadowed(ctx, q.Scope, hs)
+		},
+	}
+}
+
+// maxSpecificity is the most specific scope a caller can see.
+func maxSpecificity(sc Scope) int {
+	switch {
+	case sc.ProjectID != "":
+		return scopeSpecificity(ScopeProject)
+	case sc.TenantID != "":
+		return scopeSpecificity(ScopeTenant)
+	}
+	return scopeSpecificity(ScopeGlobal)
+}
+
+// unshadowed drops candidates hidden by a more specific skill of the same
+// name in the caller's view (and duplicates of one name), keeping the order.
+func (s *Store) unshadowed(ctx context.Context, sc Scope, hs []*hit) ([]*hit, error) {
+	top := maxSpecificity(sc)
+	var names []string
+	for _, h := range hs {
+		if scopeSpecificity(h.scopeMode) < top {
+			names = append(names, h.name)
+		}
+	}
+	if len(names) == 0 {
+		return hs, nil
+	}
+	where, args := scopeWhere(sc)
+	st, err := s.stmt(ctx, `SELECT name, scope_mode FROM skills
+		WHERE name IN (SELECT value FROM json_each(?)) AND `+where)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, append([]any{mustJSON(names)}, args...)...)
+	if err != nil {
+		return nil, s.wrapErr(err)
+	}
+	defer rows.Close()
+	best := make(map[string]int, len(names))
+	for rows.Next() {
+		var n, mode string
+		if err := rows.Scan(&n, &mode); err != nil {
+			return nil, s.wrapErr(err)
+		}
+		if sp := scopeSpecificity(mode); sp > best[n] {
+			best[n] = sp
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr(err)
+	}
+	out := hs[:0]
+	for _, h := range hs {
+		if b, ok := best[h.name]; ok && b > scopeSpecificity(h.scopeMode) {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// exactSkills finds the skill with exactly this name in the caller's view
+// or, failing that, those whose name equals it case-insensitively.
+func (s *Store) exactSkills(ctx context.Context, req searchReq, q SkillQuery) ([]*hit, error) {
+	filter, args := skillFilter(q)
+	for _, col := range []string{"name", "name_key"} {
+		arg := req.trimmed
+		if col == "name_key" {
+			arg = strings.ToLower(arg)
+		}
+		hits, err := s.queryHits(ctx, `SELECT `+skillCols+` FROM skills t WHERE t.`+col+` = ?`+filter, scanSkillHit,
+			append([]any{arg}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		if hits, err = s.unshadowed(ctx, q.Scope, hits); err != nil {
+			return nil, err
+		}
+		if len(hits) > 0 {
+			for _, h := range hits {
+				h.score = scoreExact
+			}
+			return s.sortHits(dedupeNames(hits), req.limit), nil
+		}
+	}
+	return nil, nil
+}
+
+// dedupeNames keeps the most specific of candidates sharing a name.
+func dedupeNames(hs []*hit) []*hit {
+	best := make(map[string]*hit, len(hs))
+	var order []string
+	for _, h := range hs {
+		b, ok := best[h.name]
+		if !ok {
+			order = append(order, h.name)
+		}
+		if !ok || scopeSpecificity(h.scopeMode) > scopeSpecificity(b.scopeMode) {
+			best[h.name] = h
+		}
+	}
+	out := make([]*hit, len(order))
+	for i, n := range order {
+		out[i] = best[n]
+	}
+	return out
+}
+
+// skillSnapshot is an in-memory copy of the searchable skill fields for
+// regex searches, valid while the store generation is unchanged.
+type skillSnapshot struct {
+	gen    int64
+	skills []snapSkill
+}
+
+type snapSkill struct {
+	hit                   hit
+	tenant, project       string
+	description, tagsText string
+}
+
+func (s *Store) skillsSnapshot(ctx context.Context) (*skillSnapshot, error) {
+	gen, err := s.generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if s.skillSnap != nil && s.skillSnap.gen == gen {
+		return s.skillSnap, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+skillCols+`, t.scope_tenant_id, t.scope_project_id, t.description, t.tags_text FROM skills t`)
+	if err != nil {
+		return nil, s.wrapErr(err)
+	}
+	defer rows.Close()
+	snap := &skillSnapshot{gen: gen}
+	for rows.Next() {
+		var sk snapSkill
+		h := &sk.hit
+		if err := rows.Scan(&h.name, &h.ns, &h.title, &h.trigger, &h.taskType, &h.scopeMode,
+			&sk.tenant, &sk.project, &sk.description, &sk.tagsText); err != nil {
+			return nil, s.wrapErr(err)
+		}
+		h.nlen = nameLen(h.name)
+		snap.skills = append(snap.skills, sk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr(err)
+	}
+	s.skillSnap = snap
+	return snap, nil
+}
+
+// visibleTo is scopeWhere in Go: whether a caller with request scope sc sees
+// a skill stored with mode, tenant and project.
+func visibleTo(sc Scope, mode, tenant, project string) bool {
+	switch mode {
+	case ScopeGlobal:
+		return true
+	case ScopeTenant:
+		return sc.TenantID != "" && tenant == sc.TenantID
+	case ScopeProject:
+		return sc.ProjectID != "" && tenant == sc.TenantID && project == sc.ProjectID
+	}
+	return false
+}
+
+// regexSkills matches the pattern against every visible skill's name, title,
+// trigger, description and tags.
+func (s *Store) regexSkills(ctx context.Context, req searchReq, q SkillQuery) ([]*hit, error) {
+	snap, err := s.skillsSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The most specific visible scope of each name, when shadowing is
+	// possible at all.
+	var best map[string]int
+	if maxSpecificity(q.Scope) > 0 {
+		best = make(map[string]int)
+		for i := range snap.skills {
+			sk := &snap.skills[i]
+			if sp := scopeSpecificity(sk.hit.scopeMode); sp > 0 && visibleTo(q.Scope, sk.hit.scopeMode, sk.tenant, sk.project) && sp > best[sk.hit.name] {
+				best[sk.hit.name] = sp
+			}
+		}
+	}
+	var hits []*hit
+	for i := range snap.skills {
+		sk := &snap.skills[i]
+		if !visibleTo(q.Scope, sk.hit.scopeMode, sk.tenant, sk.project) {
+			continue
+		}
+		if q.TaskType != "" && sk.hit.taskType != q.TaskType {
+			continue
+		}
+		if best[sk.hit.name] > scopeSpecificity(sk.hit.scopeMode) {
+			continue
+		}
+		sc := req.re.score(sk.hit.name, sk.hit.title, sk.hit.trigger, sk.description, sk.tagsText)
+		if sc == 0 {
+			continue
+		}
+		h := sk.hit
+		h.score = sc
+		hits = append(hits, &h)
+	}
+	return s.sortHits(hits, req.limit), nil
 }

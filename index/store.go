@@ -218,6 +218,9 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		if err == errNoChange {
+			return nil
+		}
 		return s.wrapErr(err)
 	}
 	if _, err := tx.ExecContext(ctx,
@@ -231,6 +234,10 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	return nil
 }
+
+// errNoChange, returned by a write function, rolls its transaction back and
+// makes write return nil: nothing needed writing.
+var errNoChange = errors.New("no change")
 
 // generation returns the write counter stored in index_meta; it changes with
 // every committed write, also one made by another process.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 )
@@ -87,4 +88,10 @@ func fixedClock() func() time.Time {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	n := 0
 	return func() time.Time { n++; return t0.Add(time.Duration(n) * time.Second) }
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }

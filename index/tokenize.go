@@ -59,6 +59,13 @@ var stopWords = map[string]bool{
 	"tool": true, "tools": true, "us": true, "want": true, "was": true, "we": true, "what": true,
 	"when": true, "where": true, "which": true, "who": true, "will": true, "with": true,
 	"would": true, "you": true, "your": true,
+	// Conversational filler.
+	"also": true, "bit": true, "just": true, "know": true, "let": true, "like": true, "now": true,
+	"one": true, "really": true, "right": true, "sec": true, "something": true, "sure": true,
+	"thanks": true, "thing": true,
+	// What is left of contractions once the apostrophe splits them.
+	"d": true, "doesn": true, "don": true, "isn": true, "ll": true, "m": true, "re": true, "s": true,
+	"t": true, "ve": true, "won": true,
 }
 
 // queryTerms turns free text into at most maxQueryTerms distinct lower-case

@@ -217,7 +217,7 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 		}
 		if !rebuild && fp == rep.Fingerprint {
 			rep.Unchanged = len(rows)
-			return nil
+			return errNoChange
 		}
 		have := make(map[string]string)
 		if rebuild {
