@@ -34,7 +34,7 @@ func FuzzDecodeYAML(f *testing.F) {
 			return nil
 		}
 		if ext := filepath.Ext(p); ext == ".yaml" || ext == ".yml" || ext == ".json" {
-			if data, err := os.ReadFile(p); err == nil && len(data) < 64<<10 {
+			if data, err := os.ReadFile(p); err == nil && len(data) < 16<<10 {
 				f.Add(data)
 			}
 		}

@@ -9,10 +9,12 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 )
 
@@ -59,86 +61,69 @@ var (
 	yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 )
 
+// rawPack and the types below are a manifest as written, decoded from
+// the JSON values of a document the pack schema accepted.
 type rawPack struct {
-	Name        string      `yaml:"name"`
-	Version     string      `yaml:"version"`
-	Description string      `yaml:"description"`
-	Modules     []rawModule `yaml:"modules"`
+	Name           string          `json:"name"`
+	Version        json.RawMessage `json:"version"`
+	Description    string          `json:"description"`
+	DefaultLoading string          `json:"default_loading"`
+	Modules        []rawModule     `json:"modules"`
 }
 
 type rawModule struct {
-	line    int
-	Name    string    `yaml:"name"`
-	Path    string    `yaml:"path"`
-	SHA256  string    `yaml:"sha256"`
-	Request Request   `yaml:"request"`
-	Limits  rawLimits `yaml:"limits"`
-	Tools   []rawTool `yaml:"tools"`
+	Name    string     `json:"name"`
+	Path    string     `json:"path"`
+	SHA256  string     `json:"sha256"`
+	Request Request    `json:"request"`
+	Limits  jsonLimits `json:"limits"`
+	Tools   []rawTool  `json:"tools"`
 }
 
+// jsonLimits is a module's limits as written: sizes may be strings
+// ("64MiB") or byte counts.
+type jsonLimits struct {
+	Timeout         string          `json:"timeout"`
+	MaxMemory       json.RawMessage `json:"max_memory"`
+	MaxOutput       json.RawMessage `json:"max_output"`
+	MaxLog          json.RawMessage `json:"max_log"`
+	MaxVar          json.RawMessage `json:"max_var"`
+	MaxHTTPResponse json.RawMessage `json:"max_http_response"`
+	MaxFuel         int64           `json:"max_fuel"`
+}
+
+// rawLimits is a module's limits as text, shared with the operator
+// config reader.
 type rawLimits struct {
-	Timeout         string `yaml:"timeout"`
-	MaxMemory       string `yaml:"max_memory"`
-	MaxOutput       string `yaml:"max_output"`
-	MaxLog          string `yaml:"max_log"`
-	MaxVar          string `yaml:"max_var"`
-	MaxHTTPResponse string `yaml:"max_http_response"`
-	MaxFuel         int64  `yaml:"max_fuel"`
+	Timeout         string
+	MaxMemory       string
+	MaxOutput       string
+	MaxLog          string
+	MaxVar          string
+	MaxHTTPResponse string
+	MaxFuel         int64
 }
 
 type rawTool struct {
-	line               int
-	Name               string   `yaml:"name"`
-	Export             string   `yaml:"export"`
-	Description        string   `yaml:"description"`
-	InputSchema        any      `yaml:"input_schema"`
-	OutputSchema       any      `yaml:"output_schema"`
-	Tags               []string `yaml:"tags"`
-	Category           string   `yaml:"category"`
-	SideEffects        bool     `yaml:"side_effects"`
-	Idempotent         bool     `yaml:"idempotent"`
-	RequiresNetwork    bool     `yaml:"requires_network"`
-	RequiresFilesystem bool     `yaml:"requires_filesystem"`
-	RiskLevel          string   `yaml:"risk_level"`
-	Hidden             bool     `yaml:"hidden"`
-}
-
-// locate fills the line fields of raw from the document's node tree.
-func locate(doc *yaml.Node, raw *rawPack) {
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		doc = doc.Content[0]
-	}
-	modules := mapValue(doc, "modules")
-	if modules == nil || modules.Kind != yaml.SequenceNode {
-		return
-	}
-	for i, mn := range modules.Content {
-		if i >= len(raw.Modules) {
-			return
-		}
-		raw.Modules[i].line = mn.Line
-		tools := mapValue(mn, "tools")
-		if tools == nil || tools.Kind != yaml.SequenceNode {
-			continue
-		}
-		for j, tn := range tools.Content {
-			if j < len(raw.Modules[i].Tools) {
-				raw.Modules[i].Tools[j].line = tn.Line
-			}
-		}
-	}
-}
-
-func mapValue(n *yaml.Node, key string) *yaml.Node {
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
+	Name               string          `json:"name"`
+	Export             string          `json:"export"`
+	DisplayName        string          `json:"display_name"`
+	Description        string          `json:"description"`
+	Icon               string          `json:"icon"`
+	Version            json.RawMessage `json:"version"`
+	InputSchema        json.RawMessage `json:"input_schema"`
+	OutputSchema       json.RawMessage `json:"output_schema"`
+	Examples           []Example       `json:"examples"`
+	Tags               []string        `json:"tags"`
+	Category           string          `json:"category"`
+	SideEffects        bool            `json:"side_effects"`
+	Idempotent         bool            `json:"idempotent"`
+	RequiresNetwork    bool            `json:"requires_network"`
+	RequiresFilesystem bool            `json:"requires_filesystem"`
+	RiskLevel          string          `json:"risk_level"`
+	Hidden             bool            `json:"hidden"`
+	Loading            string          `json:"loading"`
+	ConfigParams       []ConfigParam   `json:"config_params"`
 }
 
 // Load reads the pack at the root of fsys. dir names the folder in errors;
@@ -179,144 +164,368 @@ func Load(fsys fs.FS, dir, source string) (*Pack, error) {
 	return p, nil
 }
 
-// Parse reads a manifest's bytes; file names it in errors. It checks
-// everything but the existence of module files.
+// Parse reads a manifest's bytes (YAML, or JSON); file names it in
+// errors. The document is decoded with decodeYAML, checked against the
+// embedded pack schema (schemas/pack.schema.json), and then for what a
+// schema cannot say: unique module and tool names across the pack, module
+// paths inside the pack, limits, tool schemas that compile, examples
+// that match them and config params whose defaults fit their type. It
+// checks everything but the existence of module files. Every problem is a
+// *ManifestError with the line and field; all found are joined.
 func Parse(data []byte, file string) (*Pack, error) {
+	doc, err := decodeYAML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(doc.Content) == 0 {
+		return nil, &ManifestError{File: file, Msg: "manifest is empty"}
+	}
+	schemaErrs := checkSchema("pack", file, doc)
+	v, err := nodeValue(file, doc)
+	if err != nil {
+		return nil, err
+	}
+	// A value of the wrong type is left out (the schema reported it); the
+	// rest is still checked, so one run lists every problem.
 	var raw rawPack
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &ManifestError{File: file, Msg: "manifest is empty"}
-		}
-		return nil, yamlError(file, err)
+	_ = remarshal(v, &raw)
+	c := manifestCheck{file: file, doc: doc, schemaErrs: schemaErrs}
+	p := &Pack{Name: raw.Name, Version: scalarText(raw.Version), Description: raw.Description, DefaultLoading: raw.DefaultLoading}
+	if p.DefaultLoading == "" {
+		p.DefaultLoading = LoadingDeferred
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err == nil {
-		locate(&doc, &raw)
-	}
-	var errs []error
-	bad := func(line int, field, format string, args ...any) {
-		errs = append(errs, &ManifestError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
-	p := &Pack{Name: raw.Name, Version: raw.Version, Description: raw.Description}
-	if !nameRE.MatchString(raw.Name) {
-		bad(0, "name", "%q must be lowercase letters and digits separated by single - or _", raw.Name)
-	}
-	if len(raw.Modules) == 0 {
-		bad(0, "modules", "a pack needs at least one module")
-	}
-	moduleNames := map[string]bool{}
+	moduleNames := map[string]string{}
 	toolNames := map[string]string{}
 	for i, rm := range raw.Modules {
-		field := fmt.Sprintf("modules[%d]", i)
+		at := loc("modules", i)
 		m := &Module{Name: rm.Name, Path: path.Clean(rm.Path), SHA256: strings.ToLower(strings.TrimPrefix(rm.SHA256, "sha256:")), Request: rm.Request}
-		switch {
-		case !nameRE.MatchString(rm.Name):
-			bad(rm.line, field+".name", "%q must be lowercase letters and digits separated by single - or _", rm.Name)
-		case moduleNames[rm.Name]:
-			bad(rm.line, field+".name", "module %q is declared twice", rm.Name)
+		if prev, dup := moduleNames[rm.Name]; dup {
+			c.bad(loc(at, "name"), "module %q is already declared at %s", rm.Name, prev)
+		} else {
+			moduleNames[rm.Name] = fieldPath(at)
 		}
-		moduleNames[rm.Name] = true
-		if rm.Path == "" || !fs.ValidPath(m.Path) || !strings.HasSuffix(m.Path, ".wasm") {
-			bad(rm.line, field+".path", "%q must be a relative path to a .wasm file inside the pack (no .., no leading /)", rm.Path)
-		}
-		if m.SHA256 != "" && !hexRE.MatchString(m.SHA256) {
-			bad(rm.line, field+".sha256", "%q must be 64 hex digits", rm.SHA256)
+		if !fs.ValidPath(m.Path) || m.Path == "." {
+			c.bad(loc(at, "path"), "%q must be a relative path to a .wasm file inside the pack (no .., no leading /)", rm.Path)
 		}
 		for j, mr := range rm.Request.Mounts {
-			if !strings.HasPrefix(mr.Guest, "/") || strings.Contains(mr.Guest, "..") {
-				bad(rm.line, fmt.Sprintf("%s.request.mounts[%d].guest", field, j), "%q must be an absolute guest path without ..", mr.Guest)
-			}
-		}
-		for j, e := range rm.Request.Env {
-			if !envRE.MatchString(e) {
-				bad(rm.line, fmt.Sprintf("%s.request.env[%d]", field, j), "%q must be an UPPER_CASE variable name", e)
+			if strings.Contains(mr.Guest, "..") {
+				c.bad(loc(at, "request", "mounts", j, "guest"), "%q must be an absolute guest path without ..", mr.Guest)
 			}
 		}
 		var err error
-		if m.Limits, err = parseLimits(rm.Limits); err != nil {
-			bad(rm.line, field+".limits", "%v", err)
+		if m.Limits, err = parseLimits(rm.Limits.text()); err != nil {
+			c.bad(loc(at, "limits"), "%v", err)
 		}
 		for j, rt := range rm.Tools {
-			tf := fmt.Sprintf("%s.tools[%d]", field, j)
-			t := &Tool{
-				Name: rt.Name, Export: rt.Export, Description: rt.Description, Tags: rt.Tags, Category: rt.Category,
-				SideEffects: rt.SideEffects, Idempotent: rt.Idempotent, RequiresNetwork: rt.RequiresNetwork,
-				RequiresFilesystem: rt.RequiresFilesystem, RiskLevel: strings.ToUpper(rt.RiskLevel), Hidden: rt.Hidden,
-			}
-			if t.Export == "" {
-				t.Export = t.Name
-			}
-			switch {
-			case !nameRE.MatchString(rt.Name) || len(rt.Name) > 64:
-				bad(rt.line, tf+".name", "%q must be 1-64 lowercase letters and digits separated by single - or _", rt.Name)
-			case toolNames[rt.Name] != "":
-				bad(rt.line, tf+".name", "tool %q is already declared at %s", rt.Name, toolNames[rt.Name])
-			default:
-				toolNames[rt.Name] = tf
-			}
-			if !exportRE.MatchString(t.Export) {
-				bad(rt.line, tf+".export", "%q is not a valid export name", t.Export)
-			}
-			switch t.RiskLevel {
-			case "", "AUTO", "SAFE", "MODERATE", "DANGEROUS", "CRITICAL":
-			default:
-				bad(rt.line, tf+".risk_level", "%q must be one of AUTO, SAFE, MODERATE, DANGEROUS, CRITICAL", rt.RiskLevel)
-			}
-			if t.InputSchema, err = schemaJSON(rt.InputSchema); err != nil {
-				bad(rt.line, tf+".input_schema", "%v", err)
-			}
-			if t.OutputSchema, err = schemaJSON(rt.OutputSchema); err != nil {
-				bad(rt.line, tf+".output_schema", "%v", err)
+			tat := loc(at, "tools", j)
+			t := c.tool(p, rt, tat)
+			if prev, dup := toolNames[t.Name]; dup {
+				c.bad(loc(tat, "name"), "tool %q is already declared at %s", t.Name, prev)
+			} else {
+				toolNames[t.Name] = fieldPath(tat)
 			}
 			m.Tools = append(m.Tools, t)
 		}
 		p.Modules = append(p.Modules, m)
 	}
-	if len(errs) > 0 {
+	if errs := c.all(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return p, nil
 }
 
-// yamlError turns a yaml.v3 error into ManifestErrors with line numbers.
-func yamlError(file string, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		var errs []error
-		for _, e := range te.Errors {
-			me := &ManifestError{File: file, Msg: e}
-			if m := yamlLineRE.FindStringSubmatch(e); m != nil {
-				me.Line, _ = strconv.Atoi(m[1])
-				me.Msg = m[2]
-			}
-			errs = append(errs, me)
+// all returns the schema's errors and, sorted in by line, the other
+// checks' errors about fields the schema found nothing wrong with, inside
+// or around: a value the schema refused reads as empty here and would be
+// reported twice.
+func (c *manifestCheck) all() []error {
+	var out []*ManifestError
+	var flagged []string
+	for _, e := range c.schemaErrs {
+		var me *ManifestError
+		if !errors.As(e, &me) {
+			return c.schemaErrs
 		}
-		return errors.Join(errs...)
+		out = append(out, me)
+		flagged = append(flagged, me.Field)
 	}
-	me := &ManifestError{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		me.Line, _ = strconv.Atoi(m[1])
-		me.Msg = m[2]
+	for _, e := range c.errs {
+		me := e.(*ManifestError)
+		if !slices.ContainsFunc(flagged, func(f string) bool { return within(me.Field, f) || within(f, me.Field) }) {
+			out = append(out, me)
+		}
 	}
-	return me
+	slices.SortStableFunc(out, func(a, b *ManifestError) int { return a.Line - b.Line })
+	errs := make([]error, len(out))
+	for i, e := range out {
+		errs[i] = e
+	}
+	return errs
 }
 
-// schemaJSON converts a schema decoded from YAML to JSON; it must be an
-// object.
-func schemaJSON(v any) (json.RawMessage, error) {
-	if v == nil {
-		return nil, nil
+// within reports whether field is inner or the same as outer, a
+// non-empty field path.
+func within(field, outer string) bool {
+	return field == outer || outer != "" && (strings.HasPrefix(field, outer+".") || strings.HasPrefix(field, outer+"["))
+}
+
+// tool builds and checks one tool entry found at instance location at.
+func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
+	t := &Tool{
+		Name: rt.Name, Export: rt.Export, DisplayName: rt.DisplayName, Description: rt.Description, Icon: rt.Icon,
+		Version: scalarText(rt.Version), InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema,
+		Examples: rt.Examples, Tags: rt.Tags, Category: rt.Category,
+		SideEffects: rt.SideEffects, Idempotent: rt.Idempotent, RequiresNetwork: rt.RequiresNetwork,
+		RequiresFilesystem: rt.RequiresFilesystem, RiskLevel: strings.ToUpper(rt.RiskLevel), Hidden: rt.Hidden,
+		Loading: rt.Loading, ConfigParams: rt.ConfigParams,
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, fmt.Errorf("a JSON Schema must be an object, got %T", v)
+	p.CompleteTool(t)
+	if !exportRE.MatchString(t.Export) {
+		c.bad(loc(at, "export"), "%q is not a valid export name", t.Export)
 	}
+	var input *jsonschema.Schema
+	for _, s := range []struct {
+		key string
+		raw json.RawMessage
+		dst **jsonschema.Schema
+	}{{"input_schema", t.InputSchema, &input}, {"output_schema", t.OutputSchema, nil}} {
+		if len(s.raw) == 0 {
+			continue
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.raw))
+		if err == nil {
+			var compiled *jsonschema.Schema
+			if compiled, err = compileSchema(doc); err == nil && s.dst != nil {
+				*s.dst = compiled
+			}
+		}
+		if err != nil {
+			c.bad(loc(at, s.key), "tool %q: %v", t.Name, err)
+		}
+	}
+	for k, ex := range t.Examples {
+		if input == nil {
+			break
+		}
+		args, err := jsonschema.UnmarshalJSON(bytes.NewReader(ex.Args))
+		if err != nil {
+			continue // the schema made sure args is an object
+		}
+		argsAt := loc(at, "examples", k, "args")
+		node, _, _ := (&reporter{root: c.doc}).locate(argsAt)
+		for _, e := range validateNode(input, args, c.file, node, "") {
+			var me *ManifestError
+			if !errors.As(e, &me) {
+				continue
+			}
+			what := strings.TrimPrefix(me.Error(), me.File+":"+strconv.Itoa(me.Line)+": ")
+			c.errs = append(c.errs, &ManifestError{File: c.file, Line: me.Line, Field: fieldPath(loc(at, "examples", k)),
+				Msg: fmt.Sprintf("args do not match the input_schema of tool %q: %s", t.Name, what)})
+		}
+	}
+	names := map[string]bool{}
+	for k, cp := range t.ConfigParams {
+		pat := loc(at, "config_params", k)
+		if names[cp.Name] {
+			c.bad(loc(pat, "name"), "config param %q of tool %q is declared twice", cp.Name, t.Name)
+		}
+		names[cp.Name] = true
+		c.configParam(cp, pat)
+	}
+	return t
+}
+
+// configParam checks what the schema cannot: that the bounds, options and
+// default fit the param's type.
+func (c *manifestCheck) configParam(cp ConfigParam, at []string) {
+	if cp.Type != ParamNumber {
+		for key, set := range map[string]bool{"min": cp.Min != nil, "max": cp.Max != nil, "step": cp.Step != nil} {
+			if set {
+				c.bad(loc(at, key), "is only allowed for a number param; %q is a %s param", cp.Name, cp.Type)
+			}
+		}
+	}
+	if cp.Min != nil && cp.Max != nil && *cp.Min > *cp.Max {
+		c.bad(loc(at, "max"), "is %v, below min %v", *cp.Max, *cp.Min)
+	}
+	if cp.Type == ParamSelect && len(cp.Options) == 0 {
+		c.bad(at, "select param %q needs options: the values to choose from", cp.Name)
+	}
+	if cp.Type != ParamSelect && len(cp.Options) > 0 {
+		c.bad(loc(at, "options"), "is only allowed for a select param; %q is a %s param", cp.Name, cp.Type)
+	}
+	if len(cp.Default) == 0 {
+		return
+	}
+	var def any
+	dec := json.NewDecoder(bytes.NewReader(cp.Default))
+	dec.UseNumber()
+	if dec.Decode(&def) != nil {
+		return
+	}
+	dat := loc(at, "default")
+	switch cp.Type {
+	case ParamSecret:
+		c.bad(dat, "is not allowed for secret param %q; a manifest is public, so the operator supplies secrets", cp.Name)
+	case ParamNumber:
+		n, ok := def.(json.Number)
+		if !ok {
+			c.bad(dat, "%s must be a number, like the param %q", show(def), cp.Name)
+			return
+		}
+		f, err := n.Float64()
+		switch {
+		case err != nil:
+			c.bad(dat, "%s is out of range", n)
+		case cp.Min != nil && f < *cp.Min:
+			c.bad(dat, "is %s; must be at least min %v", n, *cp.Min)
+		case cp.Max != nil && f > *cp.Max:
+			c.bad(dat, "is %s; must be at most max %v", n, *cp.Max)
+		}
+	case ParamBoolean:
+		if _, ok := def.(bool); !ok {
+			c.bad(dat, "%s must be true or false, like the param %q", show(def), cp.Name)
+		}
+	default:
+		s, ok := def.(string)
+		if !ok {
+			c.bad(dat, "%s must be a string, like the %s param %q", show(def), cp.Type, cp.Name)
+			return
+		}
+		if cp.Type == ParamSelect && len(cp.Options) > 0 && !slices.Contains(cp.Options, s) {
+			c.bad(dat, "%q must be one of the options %s", s, strings.Join(cp.Options, ", "))
+		}
+	}
+}
+
+// CompleteTool fills the fields a tool entry may leave out: the export
+// (the tool's name), the display name (the name humanised), the category
+// (DefaultCategory), the loading mode (the pack's DefaultLoading, else
+// LoadingDeferred) and the version (the pack's). Parse applies it to
+// every tool; a caller that builds tools from a module's describe export
+// applies it to those.
+func (p *Pack) CompleteTool(t *Tool) {
+	if t.Export == "" {
+		t.Export = t.Name
+	}
+	if t.DisplayName == "" {
+		t.DisplayName = DisplayName(t.Name)
+	}
+	if t.Category == "" {
+		t.Category = DefaultCategory
+	}
+	if t.Loading == "" {
+		t.Loading = p.DefaultLoading
+		if t.Loading == "" {
+			t.Loading = LoadingDeferred
+		}
+	}
+	if t.Version == "" {
+		t.Version = p.Version
+	}
+}
+
+// initialisms are written in capitals by DisplayName.
+var initialisms = map[string]string{
+	"api": "API", "csv": "CSV", "html": "HTML", "http": "HTTP", "id": "ID", "json": "JSON", "jwt": "JWT",
+	"pdf": "PDF", "sql": "SQL", "url": "URL", "uuid": "UUID", "xml": "XML", "yaml": "YAML", "sha": "SHA",
+	"ip": "IP", "dns": "DNS", "uri": "URI", "md": "MD",
+}
+
+// DisplayName humanises a tool or param name: words split at _ and -,
+// the first capitalised, known initialisms in capitals ("word_count" →
+// "Word count", "json_query" → "JSON query").
+func DisplayName(name string) string {
+	words := strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' })
+	for i, w := range words {
+		switch {
+		case initialisms[w] != "":
+			words[i] = initialisms[w]
+		case i == 0:
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// manifestCheck collects the problems a schema cannot find.
+type manifestCheck struct {
+	file       string
+	doc        *yaml.Node
+	schemaErrs []error
+	errs       []error
+}
+
+// bad records a problem with the value at instance location at; the
+// line and field path come from the document.
+func (c *manifestCheck) bad(at []string, format string, args ...any) {
+	_, line, field := (&reporter{root: c.doc}).locate(at)
+	c.errs = append(c.errs, &ManifestError{File: c.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// loc builds an instance location from strings, ints and other
+// locations; it always returns a new slice.
+func loc(parts ...any) []string {
+	var out []string
+	for _, p := range parts {
+		switch p := p.(type) {
+		case string:
+			out = append(out, p)
+		case int:
+			out = append(out, strconv.Itoa(p))
+		case []string:
+			out = append(out, p...)
+		}
+	}
+	return out
+}
+
+// fieldPath writes an instance location as a field path:
+// modules[0].tools[1].
+func fieldPath(at []string) string {
+	var b strings.Builder
+	for _, t := range at {
+		if _, err := strconv.Atoi(t); err == nil {
+			b.WriteString("[" + t + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// remarshal copies plain JSON values into a Go value through JSON.
+func remarshal(v any, dst any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("not representable as JSON: %v", err)
+		return err
 	}
-	return b, nil
+	return json.Unmarshal(b, dst)
+}
+
+// scalarText returns a JSON string's text, or a number's digits as
+// written; "" for null or absent.
+func scalarText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
+}
+
+// text returns the limits with sizes as text.
+func (l jsonLimits) text() rawLimits {
+	return rawLimits{
+		Timeout: l.Timeout, MaxMemory: scalarText(l.MaxMemory), MaxOutput: scalarText(l.MaxOutput),
+		MaxLog: scalarText(l.MaxLog), MaxVar: scalarText(l.MaxVar), MaxHTTPResponse: scalarText(l.MaxHTTPResponse),
+		MaxFuel: l.MaxFuel,
+	}
 }
 
 func parseLimits(r rawLimits) (Limits, error) {

@@ -44,7 +44,7 @@ func TestParseGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Pack{
-		Name: "demo", Version: "1.2.0", Description: "A demo pack.",
+		Name: "demo", Version: "1.2.0", Description: "A demo pack.", DefaultLoading: LoadingDeferred,
 		Modules: []*Module{{
 			Name: "text", Path: "modules/text.wasm", SHA256: strings.Repeat("a", 64),
 			Request: Request{
@@ -57,9 +57,11 @@ func TestParseGood(t *testing.T) {
 			},
 			Limits: Limits{Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxOutputBytes: 1e6, MaxFuel: 5e6},
 			Tools: []*Tool{
-				{Name: "slugify", Export: "slugify", Description: "Make a slug.", Idempotent: true,
-					InputSchema: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`)},
-				{Name: "fetch", Export: "do_fetch", SideEffects: true, RequiresNetwork: true},
+				{Name: "slugify", Export: "slugify", DisplayName: "Slugify", Description: "Make a slug.", Idempotent: true,
+					InputSchema: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`),
+					Version: "1.2.0", Category: DefaultCategory, Loading: LoadingDeferred},
+				{Name: "fetch", Export: "do_fetch", DisplayName: "Fetch", SideEffects: true, RequiresNetwork: true,
+					Version: "1.2.0", Category: DefaultCategory, Loading: LoadingDeferred},
 			},
 		}},
 	}
@@ -81,19 +83,19 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", "", []string{"pack.yaml: manifest is empty"}},
 		{"syntax", "name: [unclosed", []string{"pack.yaml:1:"}},
-		{"unknown field", "name: x\nmodules: []\nbogus: 1\n", []string{"pack.yaml:3: field bogus not found"}},
+		{"unknown field", "name: x\nmodules: []\nbogus: 1\n", []string{"pack.yaml:2: modules must have at least 1 item", `pack.yaml:3: unknown field "bogus"`}},
 		{"bad names", "name: Bad Name\nmodules:\n  - name: Text\n    path: ../x.wasm\n",
-			[]string{`pack.yaml: name: "Bad Name"`, `pack.yaml:3: modules[0].name: "Text"`, `pack.yaml:3: modules[0].path: "../x.wasm"`}},
-		{"no modules", "name: x\n", []string{"modules: a pack needs at least one module"}},
+			[]string{`pack.yaml:1: name "Bad Name" must match`, `pack.yaml:3: modules[0].name "Text" must match`, `pack.yaml:4: modules[0].path "../x.wasm" must be a relative path`}},
+		{"no modules", "name: x\n", []string{`pack.yaml:1: missing required field "modules"`}},
 		{"duplicate tool", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n      - name: a\n",
 			[]string{`pack.yaml:7: modules[0].tools[1].name: tool "a" is already declared at modules[0].tools[0]`}},
 		{"bad limits", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {timeout: soon}\n", []string{`limits: timeout "soon"`}},
-		{"bad fuel", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {max_fuel: -1}\n", []string{"max_fuel -1"}},
+		{"bad fuel", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {max_fuel: -1}\n", []string{"pack.yaml:5: modules[0].limits.max_fuel is -1; must be at least 0"}},
 		{"bad size", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    limits: {max_memory: 8GiB}\n", []string{"above the 4 GiB"}},
-		{"bad schema", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n        input_schema: [1]\n", []string{"input_schema: a JSON Schema must be an object"}},
+		{"bad schema", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n        input_schema: [1]\n", []string{"pack.yaml:7: modules[0].tools[0].input_schema must be an object, got array"}},
 		{"bad mount and env", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    request: {mounts: [{guest: data}], env: [lower]}\n",
-			[]string{`mounts[0].guest: "data"`, `env[0]: "lower"`}},
-		{"bad risk", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools: [{name: a, risk_level: scary}]\n", []string{`risk_level: "scary"`}},
+			[]string{`pack.yaml:5: modules[0].request.mounts[0].guest "data" must match ^/`, `pack.yaml:5: modules[0].request.env[0] "lower" must match`}},
+		{"bad risk", "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools: [{name: a, risk_level: scary}]\n", []string{`pack.yaml:5: modules[0].tools[0].risk_level "scary" must be one of`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,34 +37,38 @@ var (
 
 // Pack is a loaded, validated pack.
 type Pack struct {
-	Name        string
-	Version     string
-	Description string
+	Name        string `json:"name"`
+	Version     string `json:"version,omitempty"`
+	Description string `json:"description,omitempty"`
+	// DefaultLoading is the loading mode of the pack's tools that do not
+	// set one: LoadingDeferred unless the manifest says otherwise.
+	DefaultLoading string `json:"default_loading"`
 	// Source says where the pack came from: "bundled", "installed", "user"
 	// or "workspace".
-	Source string
+	Source string `json:"source,omitempty"`
 	// Dir is the folder the pack was read from ("embedded:..." for the
 	// bundled pack).
-	Dir     string
-	Modules []*Module
+	Dir     string    `json:"dir,omitempty"`
+	Modules []*Module `json:"modules"`
 	// FS holds the pack's files; module paths are relative to it.
-	FS fs.FS
+	FS fs.FS `json:"-"`
 }
 
 // Module is one Wasm module of a pack and the tools it exports.
 type Module struct {
-	Name string
+	Name string `json:"name"`
 	// Path of the .wasm file inside the pack.
-	Path string
+	Path string `json:"path"`
 	// SHA256 is an optional hex pin of the module's bytes.
-	SHA256 string
+	SHA256 string `json:"sha256,omitempty"`
 	// Request is what the module asks to be granted.
-	Request Request
+	Request Request `json:"request"`
 	// Limits bound each call; zero fields take the operator's defaults.
-	Limits Limits
+	Limits Limits `json:"limits"`
 	// Tools lists the module's tools. When the manifest lists none, the
-	// caller takes them from the module's describe export.
-	Tools []*Tool
+	// caller takes them from the module's describe export (and completes
+	// them with Pack.CompleteTool).
+	Tools []*Tool `json:"tools,omitempty"`
 }
 
 // Request is the capabilities a module asks for. Nothing is granted unless
@@ -103,18 +107,41 @@ type Limits struct {
 	MaxFuel int64 `json:"max_fuel,omitempty"`
 }
 
+// Loading modes of a tool.
+const (
+	// LoadingAlways puts the tool in every run's visible catalog.
+	LoadingAlways = "always"
+	// LoadingDeferred keeps the tool out of the catalog until a search
+	// finds it or a call activates it; the default for pack tools.
+	LoadingDeferred = "deferred"
+)
+
+// DefaultCategory is the category of a tool that declares none.
+const DefaultCategory = "general"
+
 // Tool describes one tool a module exports.
 type Tool struct {
 	Name string `json:"name"`
 	// Export is the module export implementing the tool (default: Name).
-	Export       string          `json:"export"`
-	Description  string          `json:"description"`
+	Export string `json:"export"`
+	// DisplayName is the name shown to people (default: the name
+	// humanised, "word_count" → "Word count").
+	DisplayName string `json:"display_name,omitempty"`
+	Description string `json:"description"`
+	// Icon is an optional icon: an emoji, a name or a path in the pack.
+	Icon string `json:"icon,omitempty"`
+	// Version of the tool (default: the pack's version).
+	Version      string          `json:"version,omitempty"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	Tags         []string        `json:"tags,omitempty"`
-	Category     string          `json:"category,omitempty"`
-	SideEffects  bool            `json:"side_effects,omitempty"`
-	Idempotent   bool            `json:"idempotent,omitempty"`
+	// Examples are sample calls; each one's Args matched InputSchema
+	// when the manifest was read.
+	Examples []Example `json:"examples,omitempty"`
+	Tags     []string  `json:"tags,omitempty"`
+	// Category groups tools in listings (default DefaultCategory).
+	Category    string `json:"category,omitempty"`
+	SideEffects bool   `json:"side_effects,omitempty"`
+	Idempotent  bool   `json:"idempotent,omitempty"`
 	// RequiresNetwork and RequiresFilesystem say what the tool needs; they
 	// feed the derived risk level.
 	RequiresNetwork    bool `json:"requires_network,omitempty"`
@@ -123,6 +150,58 @@ type Tool struct {
 	// derives it, see Risk.
 	RiskLevel string `json:"risk_level,omitempty"`
 	Hidden    bool   `json:"hidden,omitempty"`
+	// Loading is LoadingAlways or LoadingDeferred (default: the pack's
+	// DefaultLoading).
+	Loading string `json:"loading,omitempty"`
+	// ConfigParams are the settings an operator may give the tool.
+	ConfigParams []ConfigParam `json:"config_params,omitempty"`
+}
+
+// Example is one sample call of a tool.
+type Example struct {
+	// Args is the arguments object, valid against the tool's input schema.
+	Args        json.RawMessage `json:"args"`
+	Description string          `json:"description,omitempty"`
+	Tags        []string        `json:"tags,omitempty"`
+}
+
+// Types of a ConfigParam.
+const (
+	ParamString  = "string"
+	ParamNumber  = "number"
+	ParamBoolean = "boolean"
+	ParamSelect  = "select" // one of Options
+	ParamText    = "text"   // a multi-line string
+	ParamSecret  = "secret" // never has a default; the operator supplies it
+	ParamPath    = "path"   // a file or folder path
+	ParamURL     = "url"    // an absolute URL
+	ParamCode    = "code"   // source text shown in a code editor
+)
+
+// ConfigParam is one setting of a tool, given by the operator and read by
+// the tool through config_get.
+//
+// A secret param never has a default: the manifest is public, so a
+// default would be a published secret, and a listing never shows a
+// secret's value.
+type ConfigParam struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Type is one of the Param* constants.
+	Type string `json:"type"`
+	// Default is the JSON value used when the operator gives none; it has
+	// the param's type (a string for select, text, path, url and code).
+	Default json.RawMessage `json:"default,omitempty"`
+	// Min, Max and Step bound a number param.
+	Min  *float64 `json:"min,omitempty"`
+	Max  *float64 `json:"max,omitempty"`
+	Step *float64 `json:"step,omitempty"`
+	// Options are the choices of a select param.
+	Options     []string `json:"options,omitempty"`
+	Unit        string   `json:"unit,omitempty"`
+	Placeholder string   `json:"placeholder,omitempty"`
+	Required    bool     `json:"required,omitempty"`
 }
 
 // Risk returns the tool's risk level: the declared one, or when AUTO,
