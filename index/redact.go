@@ -3,6 +3,7 @@ package index
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -52,12 +53,6 @@ var (
 	// "Bearer" as written, group 2 the credential.
 	bearerRe = regexp.MustCompile(`(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]+)`)
 
-	// secretAssignRe finds key=value and key: value pairs whose key names
-	// a secret. Group 1 is the character before the key (or empty at the
-	// start), group 2 the key with its separator, group 3 the separator,
-	// group 4 an opening quote, group 5 the value.
-	secretAssignRe = regexp.MustCompile(`(?i)(^|[^A-Za-z0-9])([a-z0-9_.-]*?(?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?)["']?\s*([:=])\s*)(["']?)([^\s"'&,;]+)`)
-
 	// Phone number candidates; each match is then checked for digit count
 	// and for the characters around it (see phoneRules).
 	phoneIntlRe     = regexp.MustCompile(`\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){1,6}`)
@@ -86,51 +81,330 @@ func Redact(text string) string {
 
 // redactPass applies every rule once, URLs first so that an email or a
 // token inside a query string goes with the query.
+//
+// Go's regexp package has no DFA: a pattern without a literal prefix runs
+// at a few MB/s over long text. So every rule but the PEM one (which has a
+// literal prefix) runs only on short windows of the text around a literal
+// it cannot match without ("://", "@", "bearer", a key name, a token
+// prefix) or, for phone numbers, around runs of eight or more digits. Each
+// window reaches as far as a match could, plus the bytes the rule's
+// boundary checks look at, so the outcome is that of running the pattern
+// over the whole text.
 func redactPass(s string) string {
 	if s == "" {
 		return s
 	}
-	s = urlRe.ReplaceAllStringFunc(s, redactURL)
-	s = privateKeyRe.ReplaceAllString(s, redactedToken)
-	s = replaceSubmatches(s, authHeaderRe, func(m []string) string {
-		scheme, cred := m[2], m[3]
-		if scheme == "" && !looksSecret(cred, false) {
-			return m[0]
+	for i := range redactRules {
+		r := &redactRules[i]
+		if w := r.windows(s); len(w) > 0 {
+			s = replaceWindows(s, w, r.apply)
 		}
-		if isPlaceholder(cred) || len(cred) < 6 {
-			return m[0]
-		}
-		if scheme != "" {
-			return m[1] + scheme + " " + redactedToken
-		}
-		return m[1] + redactedToken
-	})
-	s = replaceSubmatches(s, bearerRe, func(m []string) string {
-		if !looksSecret(m[2], true) {
-			return m[0]
-		}
-		return m[1] + " " + redactedToken
-	})
-	for _, re := range tokenFormatRes {
-		s = re.ReplaceAllString(s, redactedToken)
 	}
-	s = replaceSubmatches(s, secretAssignRe, func(m []string) string {
-		sep, quote, value := m[3], m[4], m[5]
-		if isPlaceholder(value) {
-			return m[0]
-		}
-		strict := sep == ":" && quote == ""
-		if strict && !looksSecret(value, false) {
-			return m[0]
-		}
-		if !strict && len(value) < 4 {
-			return m[0]
-		}
-		return m[1] + m[2] + quote + redactedToken
-	})
-	s = emailRe.ReplaceAllString(s, redactedEmail)
-	s = redactPhones(s)
+	s = redactSecrets(s)
+	if strings.Contains(s, "PRIVATE KEY-----") {
+		s = privateKeyRe.ReplaceAllString(s, redactedToken)
+	}
+	if w := phoneWindows(s); len(w) > 0 {
+		s = replaceWindows(s, w, redactPhones)
+	}
 	return s
+}
+
+// redactRule is one redaction rule and the windows it runs in.
+type redactRule struct {
+	// anchors are literals a match must contain; fold matches them
+	// ignoring ASCII case.
+	anchors []string
+	fold    bool
+	// left and right say which bytes a match may hold before and after
+	// an anchor; span takes that many bytes after it and then runs to the
+	// next space.
+	left, right func(c byte) bool
+	span        int
+	// apply rewrites one window.
+	apply func(w string) string
+}
+
+func (r *redactRule) windows(s string) [][2]int {
+	hay := s
+	if r.fold {
+		hay = lowerASCII(s)
+	}
+	var wins [][2]int
+	for _, a := range r.anchors {
+		for from := 0; from < len(hay); {
+			i := strings.Index(hay[from:], a)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(a)
+			start, end := i, i+len(a)
+			for r.left != nil && start > 0 && r.left(s[start-1]) {
+				start--
+			}
+			if r.span > 0 {
+				end = min(len(s), end+r.span)
+				for end < len(s) && !isSpaceByte(s[end]) {
+					end++
+				}
+			}
+			for r.right != nil && end < len(s) && r.right(s[end]) {
+				end++
+			}
+			// One byte of context on each side for \b and the like.
+			wins = append(wins, [2]int{max(0, start-1), min(len(s), end+1)})
+		}
+	}
+	return mergeWindows(wins)
+}
+
+// mergeWindows sorts windows and joins those that overlap or touch.
+func mergeWindows(wins [][2]int) [][2]int {
+	if len(wins) < 2 {
+		return wins
+	}
+	slices.SortFunc(wins, func(a, b [2]int) int { return a[0] - b[0] })
+	out := wins[:1]
+	for _, w := range wins[1:] {
+		last := &out[len(out)-1]
+		if w[0] <= last[1] {
+			last[1] = max(last[1], w[1])
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// replaceWindows rewrites each window of s with fn.
+func replaceWindows(s string, wins [][2]int, fn func(string) string) string {
+	var b strings.Builder
+	last := 0
+	changed := false
+	for _, w := range wins {
+		in := s[w[0]:w[1]]
+		out := fn(in)
+		if out == in {
+			continue
+		}
+		if !changed {
+			b.Grow(len(s))
+			changed = true
+		}
+		b.WriteString(s[last:w[0]])
+		b.WriteString(out)
+		last = w[1]
+	}
+	if !changed {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// phoneWindows returns the runs of digits and phone punctuation holding at
+// least eight digits, with two bytes of context on each side for the
+// boundary checks of redactPhones.
+func phoneWindows(s string) [][2]int {
+	var wins [][2]int
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		start, digits := i, 0
+		for start > 0 && strings.IndexByte(" ().+-", s[start-1]) >= 0 {
+			start--
+		}
+		j := start
+		for j < len(s) && (isDigit(s[j]) || strings.IndexByte(" ().+-", s[j]) >= 0) {
+			if isDigit(s[j]) {
+				digits++
+			}
+			j++
+		}
+		if digits >= 8 {
+			wins = append(wins, [2]int{max(0, start-2), min(len(s), j+2)})
+		}
+		i = j
+	}
+	return mergeWindows(wins)
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// isKeyByte reports bytes of a secret's key name.
+func isKeyByte(c byte) bool { return isWordByte(c) || c == '.' || c == '-' }
+
+// isTokenByte reports bytes of a credential in a known format.
+func isTokenByte(c byte) bool { return isWordByte(c) || c == '.' || c == '-' }
+
+// isURLByte reports bytes urlRe accepts inside a URL.
+func isURLByte(c byte) bool { return !isSpaceByte(c) && strings.IndexByte("<>\"'`", c) < 0 }
+
+func isEmailLocalByte(c byte) bool { return isWordByte(c) || strings.IndexByte(".%+-", c) >= 0 }
+
+func isEmailDomainByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '.' || c == '-' }
+
+// redactRules are the window rules in the order redactPass applies them.
+var redactRules = []redactRule{
+	{anchors: []string{"://"}, left: isLetter, right: isURLByte, apply: func(w string) string {
+		return urlRe.ReplaceAllStringFunc(w, redactURL)
+	}},
+	{anchors: []string{"authorization"}, fold: true, span: 48, apply: func(w string) string {
+		return replaceSubmatches(w, authHeaderRe, redactAuthHeader)
+	}},
+	{anchors: []string{"bearer"}, fold: true, span: 16, apply: func(w string) string {
+		return replaceSubmatches(w, bearerRe, func(m []string) string {
+			if !looksSecret(m[2], true) {
+				return m[0]
+			}
+			return m[1] + " " + redactedToken
+		})
+	}},
+	tokenRule(0, "sk-"),
+	tokenRule(1, "k_live_", "k_test_"),
+	tokenRule(2, "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+	tokenRule(3, "github_pat_"),
+	tokenRule(4, "glpat-"),
+	tokenRule(5, "AKIA", "ASIA"),
+	tokenRule(6, "xox"),
+	tokenRule(7, "AIza"),
+	tokenRule(8, "eyJ"),
+	{anchors: []string{"@"}, left: isEmailLocalByte, right: isEmailDomainByte, apply: func(w string) string {
+		return emailRe.ReplaceAllString(w, redactedEmail)
+	}},
+}
+
+// tokenRule runs tokenFormatRes[i] near its literal prefixes.
+func tokenRule(i int, anchors ...string) redactRule {
+	re := tokenFormatRes[i]
+	return redactRule{anchors: anchors, left: isWordByte, right: isTokenByte, apply: func(w string) string {
+		return re.ReplaceAllString(w, redactedToken)
+	}}
+}
+
+func redactAuthHeader(m []string) string {
+	scheme, cred := m[2], m[3]
+	if scheme == "" && !looksSecret(cred, false) {
+		return m[0]
+	}
+	if isPlaceholder(cred) || len(cred) < 6 {
+		return m[0]
+	}
+	if scheme != "" {
+		return m[1] + scheme + " " + redactedToken
+	}
+	return m[1] + redactedToken
+}
+
+// secretKeySuffixes end the key names whose values redactSecrets hides,
+// with '-' and '_' removed and lowercased.
+var keyFolder = strings.NewReplacer("-", "", "_", "")
+
+var secretKeySuffixes = []string{
+	"apikey", "accesskey", "secretkey", "privatekey", "clientsecret", "secret", "token",
+	"password", "passwd", "pwd", "passphrase", "credential", "credentials",
+}
+
+// isSecretKey reports whether a key name ends in a secret's name, ignoring
+// case, '-' and '_' (MY_API_KEY, clientSecret, x-auth-token).
+func isSecretKey(key string) bool {
+	k := strings.ToLower(keyFolder.Replace(key))
+	for _, suf := range secretKeySuffixes {
+		if strings.HasSuffix(k, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactSecrets hides the values of key=value and key: value pairs whose
+// key names a secret (api_key=…, GITHUB_TOKEN=…, "client_secret": "…",
+// password: …). After '=' or inside quotes any value of four characters or
+// more goes; after a bare ':' (which prose uses too: "Token: see below")
+// only a value that looks like a credential does. Placeholders such as
+// <YOUR_KEY>, ${TOKEN} or *** stay.
+func redactSecrets(s string) string {
+	var b strings.Builder
+	last := 0
+	for from := 0; from < len(s); {
+		i := strings.IndexAny(s[from:], ":=")
+		if i < 0 {
+			break
+		}
+		p := from + i
+		from = p + 1
+		sep := s[p]
+		// Backwards: optional spaces, an optional quote, the key.
+		ke := p
+		for ke > last && isSpaceByte(s[ke-1]) {
+			ke--
+		}
+		if ke > last && (s[ke-1] == '"' || s[ke-1] == '\'') {
+			ke--
+		}
+		ks := ke
+		for ks > last && isKeyByte(s[ks-1]) {
+			ks--
+		}
+		if ks == ke || !isSecretKey(s[ks:ke]) {
+			continue
+		}
+		// Forwards: optional spaces, an optional quote, the value.
+		vs := p + 1
+		for vs < len(s) && isSpaceByte(s[vs]) {
+			vs++
+		}
+		quoted := vs < len(s) && (s[vs] == '"' || s[vs] == '\'')
+		if quoted {
+			vs++
+		}
+		ve := vs
+		for ve < len(s) && !isSpaceByte(s[ve]) && strings.IndexByte("\"'&,;", s[ve]) < 0 {
+			ve++
+		}
+		value := s[vs:ve]
+		if value == "" || isPlaceholder(value) {
+			continue
+		}
+		if sep == ':' && !quoted {
+			if !looksSecret(value, false) {
+				continue
+			}
+		} else if len(value) < 4 {
+			continue
+		}
+		b.WriteString(s[last:vs])
+		b.WriteString(redactedToken)
+		last = ve
+		from = ve
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // replaceSubmatches is regexp.ReplaceAllStringFunc with the submatches
@@ -222,6 +496,10 @@ var sensitiveParamParts = []string{
 	"member", "phone", "address",
 }
 
+// paramNameFolder removes the punctuation that varies between spellings
+// of one parameter name (session_id, session-id, sessionId).
+var paramNameFolder = strings.NewReplacer("-", "", "_", "", ".", "", "[", "", "]", "")
+
 // sensitiveParam reports whether a query parameter name carries
 // user-specific or credential data.
 func sensitiveParam(name string) bool {
@@ -229,7 +507,7 @@ func sensitiveParam(name string) bool {
 		name = n
 	}
 	k := strings.ToLower(name)
-	k = strings.NewReplacer("-", "", "_", "", ".", "", "[", "", "]", "").Replace(k)
+	k = paramNameFolder.Replace(k)
 	if sensitiveParamExact[k] {
 		return true
 	}
@@ -426,14 +704,14 @@ func newToolRedactor(visible func(name string) bool, known []string) *toolRedact
 	t := &toolRedactor{guidance: toolGuidance}
 	for _, name := range known {
 		name = strings.TrimSpace(name)
-		low := strings.ToLower(name)
+		low := lowerASCII(name)
 		if name == "" || seen[low] {
 			continue
 		}
 		seen[low] = true
 		if !visible(name) {
 			t.denied = append(t.denied, low)
-			if low == "tool_search" {
+			if strings.Contains(toolGuidance, low) {
 				t.guidance = toolGuidanceNoSearch
 			}
 		}
@@ -448,14 +726,21 @@ func newToolRedactor(visible func(name string) bool, known []string) *toolRedact
 // tool name apart from an ordinary word.
 func hasSeparator(s string) bool { return strings.ContainsAny(s, "_.-") }
 
-// mentions reports whether token refers to a denied tool: the denied name
-// occurs in it with no identifier character on either side. A denied name
-// without separators ("fetch") is an ordinary word in running text, so it
-// only counts inside a code span or inside a token that has separators.
+// mentions reports whether token refers to a denied tool. A denied name
+// with a separator ('_', '.', '-') is distinctive: any token holding it
+// refers to it. A name without one ("fetch") is an ordinary word in
+// running text, so it counts only as a whole identifier inside a code span
+// or inside a token that has separators itself (fetch.url).
 func (t *toolRedactor) mentions(token string, code bool) bool {
-	low := strings.ToLower(token)
+	low := lowerASCII(token)
 	for _, d := range t.denied {
-		if !code && !hasSeparator(d) && !hasSeparator(low) {
+		if hasSeparator(d) {
+			if strings.Contains(low, d) {
+				return true
+			}
+			continue
+		}
+		if !code && !hasSeparator(low) {
 			continue
 		}
 		for from := 0; ; {
@@ -490,11 +775,43 @@ func (t *toolRedactor) rewrite(s string) string {
 		}
 		return span
 	})
-	return identRunRe.ReplaceAllStringFunc(s, func(run string) string {
+	s = identRunRe.ReplaceAllStringFunc(s, func(run string) string {
 		tok := strings.TrimRight(run, ".-")
 		if tok == "" || !t.mentions(tok, false) {
 			return run
 		}
 		return t.guidance + run[len(tok):]
 	})
+	// Names with characters no identifier run holds (server/tool,
+	// ns:tool) are replaced wherever they occur.
+	for _, d := range t.denied {
+		if strings.IndexFunc(d, func(r rune) bool { return r >= 0x80 || !isKeyByte(byte(r)) }) >= 0 {
+			s = replaceFold(s, d, t.guidance)
+		}
+	}
+	return s
+}
+
+// replaceFold replaces every occurrence of old (lowercase ASCII or not)
+// in s, ignoring ASCII case, with repl.
+func replaceFold(s, old, repl string) string {
+	low := lowerASCII(s)
+	if !strings.Contains(low, old) {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for from := 0; ; {
+		i := strings.Index(low[from:], old)
+		if i < 0 {
+			break
+		}
+		i += from
+		b.WriteString(s[last:i])
+		b.WriteString(repl)
+		last = i + len(old)
+		from = last
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

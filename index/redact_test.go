@@ -96,7 +96,7 @@ func TestRedact(t *testing.T) {
 }
 
 func TestToolRedactor(t *testing.T) {
-	known := []string{"web_search", "github.list_issues", "fetch", "read_file", "browser.click", "tool_search"}
+	known := []string{"web_search", "github.list_issues", "fetch", "read_file", "browser.click", "tool_search", "mcp/FS_write"}
 	visible := func(name string) bool { return name == "read_file" || name == "tool_search" }
 	r := newToolRedactor(visible, known)
 
@@ -111,7 +111,9 @@ func TestToolRedactor(t *testing.T) {
 		{"case", "WEB_SEARCH is handy", toolGuidance + " is handy"},
 		{"single word prose", "fetch the page", "fetch the page"},
 		{"single word code", "use `fetch` here", "use " + toolGuidance + " here"},
-		{"other ident", "my_web_search_helper and web_searcher stay", "my_web_search_helper and web_searcher stay"},
+		{"holding ident", "my_web_search_helper and 0github.list_issues", toolGuidance + " and " + toolGuidance},
+		{"other ident", "websearch and web-search stay", "websearch and web-search stay"},
+		{"slash name", "then mcp/fs_WRITE the file", "then " + toolGuidance + " the file"},
 		{"visible", "`read_file` and tool_search stay", "`read_file` and tool_search stay"},
 		{"browser", "browser.click on Submit", toolGuidance + " on Submit"},
 		{"no tools", "plain text", "plain text"},
@@ -174,12 +176,14 @@ func FuzzRedact(f *testing.F) {
 func FuzzToolRedactor(f *testing.F) {
 	f.Add("Call `web_search` then github.list_issues and fetch")
 	f.Add("`fetch(` web_search. WEB_SEARCH-x")
-	r := newToolRedactor(func(n string) bool { return n == "read_file" }, []string{"web_search", "github.list_issues", "fetch", "read_file"})
+	f.Add("srv/Tool_X:srv/tool_x")
+	denied := []string{"web_search", "github.list_issues", "srv/tool_x"}
+	r := newToolRedactor(func(n string) bool { return n == "read_file" }, append([]string{"fetch", "read_file"}, denied...))
 	f.Fuzz(func(t *testing.T, in string) {
 		out := r.rewrite(in)
-		low := strings.ToLower(out)
-		for _, d := range []string{"web_search", "github.list_issues"} {
-			if r.mentions(low, false) && strings.Contains(low, d) {
+		low := lowerASCII(out)
+		for _, d := range denied {
+			if strings.Contains(low, d) {
 				t.Fatalf("rewrite(%q) = %q still names %s", in, out, d)
 			}
 		}
