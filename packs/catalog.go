@@ -276,7 +276,7 @@ type CatalogDiff struct {
 func (d CatalogDiff) Empty() bool { return len(d.Added)+len(d.Changed)+len(d.Removed) == 0 }
 
 // DiffCatalogs compares two catalogs by entry name. A skill changed when
-// its content hash or origin differs; a tool when its record hash or
+// its content hash, pack or origin differs; a tool when its record hash or
 // origin differs. A nil catalog is empty.
 func DiffCatalogs(old, new *Catalog) CatalogDiff {
 	if old == nil {
@@ -297,7 +297,7 @@ func DiffCatalogs(old, new *Catalog) CatalogDiff {
 		switch {
 		case !ok:
 			d.Added = append(d.Added, CatalogChange{EntrySkill, name})
-		case o.Skill.ContentHash != n.Skill.ContentHash || o.Origin != n.Origin:
+		case o.Skill.ContentHash != n.Skill.ContentHash || o.Skill.Pack != n.Skill.Pack || o.Origin != n.Origin:
 			d.Changed = append(d.Changed, CatalogChange{EntrySkill, name})
 		}
 	}

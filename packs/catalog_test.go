@@ -3,6 +3,7 @@ package packs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -283,4 +284,33 @@ func BenchmarkParseConfig(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func ExampleLoadCatalog() {
+	user := fstest.MapFS{
+		"pdf/SKILL.md": {Data: []byte("---\nname: pdf\ndescription: Read PDF files.\n---\nUse the user's way.\n")},
+	}
+	workspace := fstest.MapFS{
+		"skills/pdf/SKILL.md":         {Data: []byte("---\nname: pdf\ndescription: Read PDF files, project style.\n---\nUse the project's way.\n")},
+		"flows/deploy.skill.yaml":     {Data: []byte("trigger: the user asks to deploy\nsteps: [build, test, ship]\n")},
+		"skills/broken/SKILL.md":      {Data: []byte("no frontmatter\n")},
+		"skills/notes-on-style.md":    {Data: []byte("# not a skill: no frontmatter\n")},
+		"node_modules/x/y.skill.yaml": {Data: []byte("skipped")},
+	}
+	cat, err := LoadCatalog(context.Background(), []SourceSpec{
+		{Name: SourceUser, FS: user, Root: "~/.skillhost/skills"},
+		{Name: SourceWorkspace, FS: workspace, Root: "skills"},
+	}, nil)
+	for _, e := range cat.Skills() {
+		fmt.Printf("%s (%s) from %s\n", e.Skill.Name, e.Skill.Kind, e.Path)
+	}
+	for _, o := range cat.Overrides {
+		fmt.Println(o)
+	}
+	fmt.Println(errors.Is(err, ErrInvalidManifest))
+	// Output:
+	// pack.skills.deploy (playbook) from skills/flows/deploy.skill.yaml
+	// pdf (agent) from skills/skills/pdf/SKILL.md
+	// skill "pdf" from workspace (skills/skills/pdf/SKILL.md) overrides user (~/.skillhost/skills/pdf/SKILL.md)
+	// true
 }

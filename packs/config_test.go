@@ -477,3 +477,29 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func ExampleConfig_SkillEnv() {
+	cfg, err := ParseConfig("skillhost.toml", []byte(`
+[skills.research]
+PERPLEXITY_API_KEY = "pplx-example"
+UNRELATED_TOKEN = "never injected"
+model = "haiku"
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	research := &Skill{Name: "research", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY"}}}
+	env, _ := cfg.SkillEnv(research)
+	fmt.Println(len(env), env["PERPLEXITY_API_KEY"] != "")
+	fmt.Println(cfg.SkillSettings(research).Model)
+	fmt.Printf("%v\n", cfg.Skills["research"].Env)
+
+	_, err = cfg.SkillEnv(&Skill{Name: "maps", Subagent: &Subagent{Env: []string{"MAPS_KEY"}}})
+	fmt.Println(err)
+	// Output:
+	// 1 true
+	// haiku
+	// map[PERPLEXITY_API_KEY:[redacted] UNRELATED_TOKEN:[redacted]]
+	// skill "maps" needs MAPS_KEY: add MAPS_KEY = "…" under [skills.maps] in skillhost.toml
+}
