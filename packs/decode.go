@@ -139,7 +139,7 @@ func syntaxError(file string, data []byte, err error) error {
 		me.Msg = m[2]
 	}
 	switch {
-	case strings.Contains(text, "tab character"):
+	case strings.Contains(text, "tab character") || me.Line > 0 && tabIndented(data, me.Line):
 		me.Msg = "a tab is used for indentation; YAML indentation must use spaces"
 	case strings.Contains(text, "control characters"):
 		if i := bytes.IndexFunc(data, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f }); i >= 0 {
@@ -155,6 +155,18 @@ func syntaxError(file string, data []byte, err error) error {
 		me.Msg = fmt.Sprintf("nesting is deeper than %d levels", maxDepth)
 	}
 	return me
+}
+
+// tabIndented reports whether the given 1-based line of data starts
+// with blanks that include a tab.
+func tabIndented(data []byte, line int) bool {
+	lines := bytes.SplitN(data, []byte("\n"), line+1)
+	if line > len(lines) {
+		return false
+	}
+	l := lines[line-1]
+	indent := l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
+	return bytes.IndexByte(indent, '\t') >= 0
 }
 
 // looksLikeJSON reports whether data starts, after blanks, like a JSON

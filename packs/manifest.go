@@ -284,23 +284,27 @@ func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
 		c.bad(loc(at, "export"), "%q is not a valid export name", t.Export)
 	}
 	var input *jsonschema.Schema
-	for _, s := range []struct {
-		key string
-		raw json.RawMessage
-		dst **jsonschema.Schema
-	}{{"input_schema", t.InputSchema, &input}, {"output_schema", t.OutputSchema, nil}} {
-		if len(s.raw) == 0 {
+	for _, key := range []string{"input_schema", "output_schema"} {
+		raw := t.InputSchema
+		if key == "output_schema" {
+			raw = t.OutputSchema
+		}
+		if len(raw) == 0 {
 			continue
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.raw))
-		if err == nil {
-			var compiled *jsonschema.Schema
-			if compiled, err = compileSchema(doc); err == nil && s.dst != nil {
-				*s.dst = compiled
-			}
-		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			c.bad(loc(at, s.key), "tool %q: %v", t.Name, err)
+			continue // the pack schema made sure it is an object
+		}
+		compiled, err := compileSchema(doc)
+		if err != nil {
+			sat := loc(at, key)
+			c.errs = append(c.errs, schemaCompileErrors(err, c.file, c.node(sat), fieldPath(sat),
+				fmt.Sprintf("is not a valid JSON Schema for tool %q", t.Name))...)
+			continue
+		}
+		if key == "input_schema" {
+			input = compiled
 		}
 	}
 	for k, ex := range t.Examples {
@@ -309,18 +313,13 @@ func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
 		}
 		args, err := jsonschema.UnmarshalJSON(bytes.NewReader(ex.Args))
 		if err != nil {
-			continue // the schema made sure args is an object
+			continue // the pack schema made sure args is an object
 		}
 		argsAt := loc(at, "examples", k, "args")
-		node, _, _ := (&reporter{root: c.doc}).locate(argsAt)
-		for _, e := range validateNode(input, args, c.file, node, "") {
-			var me *ManifestError
-			if !errors.As(e, &me) {
-				continue
-			}
-			what := strings.TrimPrefix(me.Error(), me.File+":"+strconv.Itoa(me.Line)+": ")
+		for _, e := range validateNode(input, args, c.file, c.node(argsAt), "") {
+			me := e.(*ManifestError)
 			c.errs = append(c.errs, &ManifestError{File: c.file, Line: me.Line, Field: fieldPath(loc(at, "examples", k)),
-				Msg: fmt.Sprintf("args do not match the input_schema of tool %q: %s", t.Name, what)})
+				Msg: fmt.Sprintf("args do not match the input_schema of tool %q: %s", t.Name, me.relative())})
 		}
 	}
 	names := map[string]bool{}
@@ -461,6 +460,12 @@ type manifestCheck struct {
 func (c *manifestCheck) bad(at []string, format string, args ...any) {
 	_, line, field := (&reporter{root: c.doc}).locate(at)
 	c.errs = append(c.errs, &ManifestError{File: c.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// node returns the document node at instance location at.
+func (c *manifestCheck) node(at []string) *yaml.Node {
+	n, _, _ := (&reporter{root: c.doc}).locate(at)
+	return n
 }
 
 // loc builds an instance location from strings, ints and other

@@ -89,24 +89,60 @@ func embeddedSchema(name string) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// packSchemaURL is the URL a pack's own schema is compiled under.
+const packSchemaURL = "https://skillhost.invalid/pack-schema.json"
+
 // compileSchema compiles a JSON Schema a pack brings (a tool's input
 // schema, say), given as plain JSON values. References outside the schema
-// are refused; formats are asserted.
+// are refused; formats are asserted. When the schema breaks the JSON
+// Schema rules the error wraps the *jsonschema.ValidationError against
+// the meta-schema (see schemaCompileErrors).
 func compileSchema(doc any) (*jsonschema.Schema, error) {
-	const loc = "https://skillhost.invalid/pack-schema.json"
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refusingLoader{})
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("not a valid JSON Schema: %v", err)
+	if err := c.AddResource(packSchemaURL, doc); err != nil {
+		return nil, err
 	}
-	s, err := c.Compile(loc)
-	if err != nil {
-		msg := strings.ReplaceAll(err.Error(), loc, "the schema")
-		return nil, fmt.Errorf("not a valid JSON Schema: %s", msg)
+	return c.Compile(packSchemaURL)
+}
+
+// schemaCompileErrors describes a compileSchema failure of the schema at
+// node (field path prefix): one *ManifestError per rule the schema
+// breaks, each located inside it, or a single one naming the unresolvable
+// reference. intro starts each message.
+func schemaCompileErrors(err error, file string, node *yaml.Node, prefix, intro string) []error {
+	var sve *jsonschema.SchemaValidationError
+	var verr *jsonschema.ValidationError
+	if errors.As(err, &sve) && errors.As(sve.Err, &verr) {
+		var out []error
+		for _, e := range reportValidation(verr, file, node, "") {
+			me := e.(*ManifestError)
+			out = append(out, &ManifestError{File: file, Line: me.Line, Field: prefix, Msg: intro + ": " + me.relative()})
+		}
+		return out
 	}
-	return s, nil
+	var lerr *jsonschema.LoadURLError
+	msg := strings.ReplaceAll(err.Error(), packSchemaURL, "")
+	if errors.As(err, &lerr) {
+		msg = fmt.Sprintf("reference %s: only references within the schema (#/...) are allowed", lerr.URL)
+	}
+	line := 0
+	if node != nil {
+		line = node.Line
+	}
+	return []error{&ManifestError{File: file, Line: line, Field: prefix, Msg: intro + ": " + msg}}
+}
+
+// relative returns the error without its file and line: the field and
+// message, as a clause of a larger message.
+func (e *ManifestError) relative() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	return strings.TrimPrefix(e.Error(), loc+": ")
 }
 
 // checkSchema validates a document against the embedded schema
@@ -140,6 +176,11 @@ func validateNode(s *jsonschema.Schema, v any, file string, node *yaml.Node, pre
 	if !errors.As(err, &verr) {
 		return []error{&ManifestError{File: file, Line: node.Line, Field: prefix, Msg: err.Error()}}
 	}
+	return reportValidation(verr, file, node, prefix)
+}
+
+// reportValidation maps a validation error tree onto node.
+func reportValidation(verr *jsonschema.ValidationError, file string, node *yaml.Node, prefix string) []error {
 	r := reporter{file: file, root: node, prefix: prefix, seen: map[string]bool{}}
 	r.walk(verr)
 	slices.SortStableFunc(r.errs, func(a, b *ManifestError) int {
@@ -378,7 +419,11 @@ func (r *reporter) leaf(e *jsonschema.ValidationError) {
 			if kn := keyNode(node, p); kn != nil {
 				l = kn.Line
 			}
-			r.add(l, field, fmt.Sprintf("unknown field %q", p))
+			msg := fmt.Sprintf("unknown field %q", p)
+			if near := closest(p, knownFields(e.SchemaURL)); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			r.add(l, field, msg)
 		}
 		return
 	case *kind.Dependency:
@@ -411,6 +456,9 @@ func (r *reporter) message(e *jsonschema.ValidationError, value any) string {
 	case *kind.Const:
 		return fmt.Sprintf("%s must be %s", show(k.Got), show(k.Want))
 	case *kind.Format:
+		if k.Err != nil {
+			return fmt.Sprintf("%s is not a valid %s: %v", show(k.Got), k.Want, k.Err)
+		}
 		return fmt.Sprintf("%s is not a valid %s", show(k.Got), k.Want)
 	case *kind.MinLength:
 		if k.Got == 0 {
@@ -495,11 +543,102 @@ func ratString(r *big.Rat) string {
 
 // show writes a value as it would appear in JSON, strings quoted.
 func show(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+var (
+	schemaDocsMu sync.Mutex
+	schemaDocs   = map[string]any{}
+)
+
+// knownFields returns the property names the embedded schema at url (an
+// absolute schema location, "…/pack.schema.json#/$defs/tool") declares;
+// nil for any other schema.
+func knownFields(url string) []string {
+	rest, ok := strings.CutPrefix(url, schemaBase)
+	if !ok {
+		return nil
+	}
+	file, ptr, _ := strings.Cut(rest, "#")
+	schemaDocsMu.Lock()
+	doc, ok := schemaDocs[file]
+	if !ok {
+		if data, err := schemaFiles.ReadFile("schemas/" + file); err == nil {
+			doc, _ = jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		}
+		schemaDocs[file] = doc
+	}
+	schemaDocsMu.Unlock()
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		doc = m[tok]
+	}
+	m, _ := doc.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// closest returns the candidate nearest to name when it is near enough
+// to be a likely typo: at most two edits away (one for short names), or
+// name with a letter or a plural s missing.
+func closest(name string, candidates []string) string {
+	best, bestD := "", 3
+	if len(name) <= 4 {
+		bestD = 2
+	}
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, with a swap of
+// two neighbouring letters counted as one edit.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // showList writes enum values: strings bare, others as JSON.

@@ -105,7 +105,7 @@ func TestSchemaMessages(t *testing.T) {
 		{"maximum", ok + "steps:\n  - action: a\n    retries: 9\n", []string{`skills/x/SKILL.md:5: steps[0].retries is 9; must be at most 5`}},
 		{"integer", ok + "steps:\n  - action: a\n    retries: 1.5\n", []string{`skills/x/SKILL.md:5: steps[0].retries must be an integer, got number`}},
 		{"uniqueItems", ok + "tags: [a, b, a]\n", []string{`skills/x/SKILL.md:3: tags must not repeat items; items 0 and 2 are equal`}},
-		{"format", ok + "homepage: not a uri\n", []string{`skills/x/SKILL.md:3: homepage "not a uri" is not a valid uri`}},
+		{"format", ok + "homepage: not a uri\n", []string{`skills/x/SKILL.md:3: homepage "not a uri" is not a valid uri: relative url`}},
 		{"propertyNames", ok + "metadata:\n  good: a\n  Bad: b\n", []string{`skills/x/SKILL.md:5: metadata: key "Bad" must match ^[a-z]+$`}},
 		{"const", ok + "kind: tool\n", []string{`skills/x/SKILL.md:3: kind "tool" must be "skill"`}},
 		{"exclusiveMinimum", ok + "ratio: 0\n", []string{`skills/x/SKILL.md:3: ratio is 0; must be greater than 0`}},
