@@ -1,0 +1,339 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Formats of GetSkills' formatted context.
+const (
+	// FormatInjection wraps the skills in a <skill_context> block ready
+	// to add to a prompt.
+	FormatInjection = "injection"
+	// FormatRaw renders the same Markdown sections without the block.
+	FormatRaw = "raw"
+)
+
+// Limits of GetSkills.
+const (
+	MaxGetNames      = 10
+	MaxSkillNameLen  = 256
+	DefaultGetTokens = 1500
+	MinGetTokens     = 200
+	MaxGetTokens     = 6000
+)
+
+// Event names of skill retrieval.
+const (
+	// EventSkillGet is reported after every GetSkills call that passed
+	// validation. Fields: names (as requested), returned_count,
+	// max_tokens, final_tokens_est.
+	EventSkillGet = "skill_get"
+
+	// EventSkillList is reported after every ListSkills call that passed
+	// validation. Fields: filters (task_type, origin, page, page_size),
+	// returned_count.
+	EventSkillList = "skill_list"
+
+	// EventSkillsRetrieved is reported after every Relevant call that
+	// passed validation. Fields: skill_count, top_k_used, raw_tokens_est,
+	// final_tokens_est, was_summarized.
+	EventSkillsRetrieved = "skills_retrieved"
+
+	// EventSkillDirectoryRendered is reported by Directory.Render. Fields:
+	// count (entries rendered).
+	EventSkillDirectoryRendered = "skill_directory_rendered"
+)
+
+// SkillGetRequest asks for skills by name.
+type SkillGetRequest struct {
+	// Names are the skill names, 1 to MaxGetNames; duplicates count once.
+	Names []string
+	// Format is FormatInjection (default) or FormatRaw.
+	Format string
+	// MaxTokens bounds FormattedContext: MinGetTokens..MaxGetTokens, 0
+	// means DefaultGetTokens.
+	MaxTokens int
+	// Scope is the caller; skills outside it are reported as missing,
+	// exactly like names that do not exist.
+	Scope Scope
+	// VisibleTool reports whether the run may see or activate a tool.
+	// References to known tools it rejects are rewritten in every text
+	// field. Nil means every tool is visible.
+	VisibleTool func(name string) bool
+	// KnownTools names tools besides those indexed with SyncTools whose
+	// references VisibleTool should judge.
+	KnownTools []string
+}
+
+// SkillGetResult is the answer to GetSkills.
+type SkillGetResult struct {
+	// Skills are the skills found, in request order, with redaction and
+	// tool-reference rewriting applied; they are not shortened.
+	Skills []SkillDoc `json:"skills"`
+	// FormattedContext renders Skills within the token budget
+	// (EstimateTokens(FormattedContext) <= MaxTokens); "" when none was
+	// found.
+	FormattedContext string `json:"formatted_context"`
+	// Missing lists requested names with no skill visible in the scope.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// GetSkills returns the named skills visible in r.Scope and a rendering of
+// them that fits r.MaxTokens, and counts each returned skill as used
+// (use_count and last_used, in one transaction). A name that does not
+// exist and a name that exists only in another scope are both reported in
+// Missing. Names match exactly, or else case-insensitively.
+func (s *Store) GetSkills(ctx context.Context, r SkillGetRequest) (*SkillGetResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	names, err := checkNames(r.Names)
+	if err != nil {
+		return nil, err
+	}
+	format := r.Format
+	switch format {
+	case "":
+		format = FormatInjection
+	case FormatInjection, FormatRaw:
+	default:
+		return nil, fmt.Errorf("%w: got %q", ErrBadFormat, r.Format)
+	}
+	maxTokens := r.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = DefaultGetTokens
+	}
+	if maxTokens < MinGetTokens || maxTokens > MaxGetTokens {
+		return nil, fmt.Errorf("%w: max_tokens %d, want %d..%d", ErrBadMaxTokens, r.MaxTokens, MinGetTokens, MaxGetTokens)
+	}
+	if err := checkRequestScope(r.Scope); err != nil {
+		return nil, err
+	}
+
+	found, err := s.skillsByName(ctx, r.Scope, names)
+	if err != nil {
+		return nil, fmt.Errorf("index: skill_get: %w", err)
+	}
+	tr, err := s.toolRedactor(ctx, r.VisibleTool, r.KnownTools)
+	if err != nil {
+		return nil, fmt.Errorf("index: skill_get: %w", err)
+	}
+	res := &SkillGetResult{Skills: []SkillDoc{}}
+	var ids []string
+	for _, n := range names {
+		sk, ok := found[n]
+		if !ok {
+			res.Missing = append(res.Missing, n)
+			continue
+		}
+		res.Skills = append(res.Skills, s.skillDoc(sk.Skill, tr))
+		ids = append(ids, sk.id)
+	}
+	final := 0
+	if len(res.Skills) > 0 {
+		fit := fitSkills(res.Skills, maxTokens, format == FormatInjection)
+		res.FormattedContext, final = fit.Text, fit.FinalTokens
+		if err := s.touchSkills(ctx, ids); err != nil {
+			return nil, fmt.Errorf("index: skill_get: recording use: %w", err)
+		}
+	}
+	s.emit(EventSkillGet, map[string]any{
+		"names":            names,
+		"returned_count":   len(res.Skills),
+		"max_tokens":       maxTokens,
+		"final_tokens_est": final,
+	})
+	return res, nil
+}
+
+// checkNames validates and de-duplicates requested skill names, keeping
+// their order.
+func checkNames(in []string) ([]string, error) {
+	if len(in) == 0 || len(in) > MaxGetNames {
+		return nil, fmt.Errorf("%w: got %d", ErrBadNames, len(in))
+	}
+	out := make([]string, 0, len(in))
+	seen := make(map[string]bool, len(in))
+	for i, n := range in {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return nil, fmt.Errorf("%w: names[%d] is empty", ErrBadNames, i)
+		}
+		if len(n) > MaxSkillNameLen {
+			return nil, fmt.Errorf("%w: names[%d] is longer than %d bytes", ErrBadNames, i, MaxSkillNameLen)
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// visibleSkillsCTE returns a WITH clause defining "v": the rows of skills
+// a caller with scope sc may see, with shadow_rank 1 on the row that wins
+// for its name (project over tenant over global). Every skill read in
+// this file goes through it and filters on shadow_rank = 1.
+func visibleSkillsCTE(sc Scope) (string, []any) {
+	where, args := scopeWhere(sc)
+	return `WITH v AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY name ORDER BY
+		CASE scope_mode WHEN 'project' THEN 2 WHEN 'tenant' THEN 1 ELSE 0 END DESC) AS shadow_rank
+		FROM skills WHERE ` + where + `) `, args
+}
+
+// idSkill is a stored skill with its storage ID.
+type idSkill struct {
+	id string
+	Skill
+}
+
+// idScanner reads the id column in front of skillColumns.
+type idScanner struct {
+	r  rowScanner
+	id *string
+}
+
+func (w idScanner) Scan(dest ...any) error {
+	return w.r.Scan(append([]any{w.id}, dest...)...)
+}
+
+// skillsByName loads the skills visible in sc whose name is one of names,
+// keyed by the requested name: an exact match, else the one
+// case-insensitive match.
+func (s *Store) skillsByName(ctx context.Context, sc Scope, names []string) (map[string]idSkill, error) {
+	cte, args := visibleSkillsCTE(sc)
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(names)), ",")
+	q := cte + `SELECT id, ` + skillColumns + ` FROM v WHERE shadow_rank = 1 AND (name IN (` + marks +
+		`) OR name_key IN (` + marks + `)) ORDER BY name`
+	for _, n := range names {
+		args = append(args, n)
+	}
+	for _, n := range names {
+		args = append(args, strings.ToLower(n))
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrapErr(err)
+	}
+	defer rows.Close()
+	exact := make(map[string]idSkill)
+	folded := make(map[string][]idSkill)
+	for rows.Next() {
+		var sk idSkill
+		sk.Skill, err = scanSkill(idScanner{rows, &sk.id})
+		if err != nil {
+			return nil, s.wrapErr(err)
+		}
+		exact[sk.Name] = sk
+		key := strings.ToLower(sk.Name)
+		folded[key] = append(folded[key], sk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr(err)
+	}
+	out := make(map[string]idSkill, len(names))
+	for _, n := range names {
+		if sk, ok := exact[n]; ok {
+			out[n] = sk
+		} else if c := folded[strings.ToLower(n)]; len(c) == 1 {
+			out[n] = c[0]
+		}
+	}
+	return out, nil
+}
+
+// touchSkills counts one use of each skill: use_count + 1 and last_used
+// now, in one transaction. Use statistics are not searchable content, so
+// unlike Store.write this does not bump the generation the search
+// snapshots are keyed by.
+func (s *Store) touchSkills(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	now := s.nowNano()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrapErr(err)
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE skills SET use_count = use_count + 1, last_used = ? WHERE id = ?`, now, id); err != nil {
+			tx.Rollback()
+			return s.wrapErr(err)
+		}
+	}
+	return s.wrapErr(tx.Commit())
+}
+
+// toolRedactor builds the tool-reference rewriter for one request from
+// the indexed tool names and extra. It is nil when visible is nil.
+func (s *Store) toolRedactor(ctx context.Context, visible func(string) bool, extra []string) (*toolRedactor, error) {
+	if visible == nil {
+		return nil, nil
+	}
+	st, err := s.stmt(ctx, `SELECT name FROM tools`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx)
+	if err != nil {
+		return nil, s.wrapErr(err)
+	}
+	defer rows.Close()
+	known := append([]string(nil), extra...)
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, s.wrapErr(err)
+		}
+		known = append(known, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapErr(err)
+	}
+	return newToolRedactor(visible, known), nil
+}
+
+// clean applies tool-reference rewriting and, unless disabled, redaction
+// to text handed to a model.
+func (s *Store) clean(tr *toolRedactor, text string) string {
+	text = tr.rewrite(text)
+	if s.redact {
+		text = Redact(text)
+	}
+	return text
+}
+
+// skillDoc turns a stored skill into what a model sees.
+func (s *Store) skillDoc(sk Skill, tr *toolRedactor) SkillDoc {
+	list := func(in []string) []string {
+		out := make([]string, 0, len(in))
+		for _, it := range in {
+			if it = s.clean(tr, it); strings.TrimSpace(it) != "" {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	d := SkillDoc{
+		Name:          sk.Name,
+		Title:         s.clean(tr, sk.Title),
+		Description:   s.clean(tr, sk.Description),
+		Trigger:       s.clean(tr, sk.Trigger),
+		TaskType:      sk.TaskType,
+		Steps:         list(sk.Steps),
+		Preconditions: list(sk.Preconditions),
+		FailureModes:  list(sk.FailureModes),
+		Instructions:  s.clean(tr, sk.Instructions),
+	}
+	if d.TaskType == "unknown" {
+		d.TaskType = ""
+	}
+	return d
+}
