@@ -232,7 +232,7 @@ func TestLoadSourceProblems(t *testing.T) {
 	for _, want := range []string{
 		"/home/u/.skillhost/skills/SKILL.md: a SKILL.md at the source root is not loaded",
 		"/home/u/.skillhost/skills/bad-name/SKILL.md:",
-		"/home/u/.skillhost/skills/broken/pack.yaml: modules:",
+		"/home/u/.skillhost/skills/broken/pack.yaml:",
 		"/home/u/.skillhost/skills/bad.skill.yaml:",
 		"/home/u/.skillhost/skills/lines.skill.jsonl:2:",
 		"/home/u/.skillhost/skills/skills/bad-front.md:",
