@@ -22,6 +22,7 @@ import (
 
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -46,32 +47,61 @@ var (
 	ErrInvalidArguments = errors.New("skillhost: invalid arguments")
 )
 
-// Config configures an Engine. The zero Config opens the bundled pack with
-// the state dir .skillhost in the working directory.
+// Config configures an Engine. The zero Config reads ./skillhost.toml when
+// there is one (or the file named by $SKILLHOST_CONFIG) and otherwise opens
+// the bundled skills, ~/.skillhost/skills and ./skills with the state dir
+// .skillhost in the working directory.
 type Config struct {
-	// StateDir holds the compilation cache (StateDir/cache). Default
-	// ".skillhost"; the env var SKILLHOST_STATE_DIR overrides the default.
+	// StateDir holds the compilation cache (StateDir/cache) and the index
+	// (StateDir/index.db). Default: the operator config's state_dir, else
+	// $SKILLHOST_STATE_DIR, else ".skillhost".
 	StateDir string
-	// PackDirs are further pack folders, loaded after the bundled pack.
+	// Operator is the operator's configuration: sources, skill settings and
+	// env values, and per-pack grants. Nil reads it with
+	// packs.LoadConfig(ConfigFile).
+	Operator *packs.Config
+	// ConfigFile names the operator config read when Operator is nil; ""
+	// means $SKILLHOST_CONFIG or ./skillhost.toml when it exists.
+	ConfigFile string
+	// PackDirs are further folders of packs and skills, loaded as installed
+	// sources after those of the operator config.
 	PackDirs []string
-	// NoBundled leaves the bundled pack out.
+	// NoBundled leaves the bundled skills and pack out.
 	NoBundled bool
-	// Grants are the operator's grants, by pack name. A module runs under
-	// the intersection of its request and its pack's grant. The bundled
-	// pack, when it has no entry, is granted what it requests except
-	// folders, network hosts and env vars, which only an operator can give.
-	// Other packs without an entry get nothing.
+	// NoUserSources leaves out the user (~/.skillhost/skills) and workspace
+	// (./skills) sources, for embedders that name every folder themselves.
+	NoUserSources bool
+	// Grants are the operator's grants, by pack name; an entry replaces the
+	// grant the operator config gives that pack. A module runs under the
+	// intersection of its request and its pack's grant. The bundled pack,
+	// when neither names it, is granted what it requests except folders,
+	// network hosts and env vars, which only an operator can give. Other
+	// packs without a grant get nothing.
 	Grants map[string]Grant
 	// DefaultLimits apply where neither manifest nor grant sets a limit.
 	DefaultLimits Limits
+	// IndexPath is the discovery index file; default StateDir/index.db.
+	IndexPath string
+	// Index adjusts the discovery index (nil: defaults).
+	Index *index.Options
+	// Scope is where the skills of the loaded sources are stored and which
+	// stored skills searches see. The zero Scope is global.
+	Scope index.Scope
 }
 
-// Engine holds loaded packs and runs their tools.
+// Engine holds loaded packs and skills, runs their tools and searches
+// them.
 type Engine struct {
 	cfg   Config
+	op    *packs.Config
 	host  *host.Host
+	cat   *packs.Catalog
+	idx   *index.Store
 	packs []*packs.Pack
 	tools map[string]*Tool
+
+	problems []error
+	reports  []index.PackReport
 
 	mu      sync.Mutex
 	modules map[*packs.Module]*host.Module
@@ -84,8 +114,10 @@ type Tool struct {
 	Pack        string
 	PackVersion string
 	Source      string
-	Module      string
-	Export      string
+	// Path is the manifest that declares the tool, with its source root.
+	Path   string
+	Module string
+	Export string
 	// InputSchema and OutputSchema are JSON Schemas, when declared.
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
@@ -93,6 +125,8 @@ type Tool struct {
 	SideEffects  bool
 	Idempotent   bool
 	Hidden       bool
+	Loading      string
+	Category     string
 	Tags         []string
 	// Requested is what the module asks for, Operator what the operator
 	// grants its pack, and Effective their intersection: what it gets.
@@ -105,84 +139,150 @@ type Tool struct {
 	pk  *packs.Pack
 }
 
-// Open loads the configured packs. Modules are compiled on first use.
+// Open loads the configured sources, merges them by precedence and brings
+// the discovery index up to date. A broken skill or pack does not stop the
+// others: Open succeeds with everything that loaded and Problems lists the
+// rest. Modules are compiled on first use.
 func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	op := cfg.Operator
+	if op == nil {
+		var err error
+		if op, err = packs.LoadConfig(cfg.ConfigFile); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.StateDir == "" && op.File != "" {
+		cfg.StateDir = op.StateDir
+	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = os.Getenv("SKILLHOST_STATE_DIR")
 	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = ".skillhost"
 	}
-	hc := host.NewConfig().WithCacheDir(filepath.Join(cfg.StateDir, "cache")).WithDefaultLimits(cfg.DefaultLimits)
-	h, err := host.New(ctx, hc)
-	if err != nil {
+	if cfg.IndexPath == "" {
+		cfg.IndexPath = filepath.Join(cfg.StateDir, "index.db")
+	}
+	var specs []packs.SourceSpec
+	for _, sp := range op.SourceSpecs() {
+		switch {
+		case sp.Name == packs.SourceBundled && cfg.NoBundled:
+		case (sp.Name == packs.SourceUser || sp.Name == packs.SourceWorkspace) && cfg.NoUserSources:
+		default:
+			specs = append(specs, sp)
+		}
+	}
+	specs = insertInstalled(specs, cfg.PackDirs, op.Sources.MaxDepth)
+	cat, err := packs.LoadCatalog(ctx, specs, &packs.CatalogOptions{Config: op})
+	if cat == nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, host: h, tools: map[string]*Tool{}, modules: map[*packs.Module]*host.Module{}}
-	if !cfg.NoBundled {
-		p, err := packs.Bundled()
-		if err != nil {
-			h.Close(ctx)
-			return nil, err
-		}
-		e.packs = append(e.packs, p)
+	hc := host.NewConfig().WithCacheDir(filepath.Join(cfg.StateDir, "cache")).WithDefaultLimits(cfg.DefaultLimits)
+	h, herr := host.New(ctx, hc)
+	if herr != nil {
+		return nil, herr
 	}
-	for _, dir := range cfg.PackDirs {
-		p, err := packs.Load(os.DirFS(dir), dir, "workspace")
-		if err != nil {
-			h.Close(ctx)
-			return nil, err
-		}
-		e.packs = append(e.packs, p)
+	e := &Engine{cfg: cfg, op: op, host: h, cat: cat, packs: cat.Packs(), tools: map[string]*Tool{}, modules: map[*packs.Module]*host.Module{}}
+	if err != nil {
+		e.problems = append(e.problems, unjoin(err)...)
 	}
-	for _, p := range e.packs {
-		for _, m := range p.Modules {
-			if err := e.addTools(ctx, p, m); err != nil {
-				h.Close(ctx)
-				return nil, err
-			}
-		}
+	if err := e.loadTools(ctx); err != nil {
+		h.Close(ctx)
+		return nil, err
+	}
+	if err := e.openIndex(ctx); err != nil {
+		h.Close(ctx)
+		return nil, err
 	}
 	return e, nil
 }
 
-func (e *Engine) addTools(ctx context.Context, p *packs.Pack, m *packs.Module) error {
-	defs := m.Tools
-	if len(defs) == 0 {
-		// The manifest lists no tools: ask the module.
-		hm, err := e.module(ctx, p, m)
-		if err != nil {
-			return err
-		}
-		d, err := hm.Describe(ctx)
-		if err != nil {
-			return fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
-		}
-		for _, td := range d.Tools {
-			export := td.Export
-			if export == "" {
-				export = td.Name
-			}
-			defs = append(defs, &packs.Tool{Name: td.Name, Export: export, Description: td.Description,
-				InputSchema: td.InputSchema, OutputSchema: td.OutputSchema, Tags: td.Tags})
+// insertInstalled puts extra installed folders after the configured
+// installed sources and before the user and workspace ones.
+func insertInstalled(specs []packs.SourceSpec, dirs []string, depth int) []packs.SourceSpec {
+	at := len(specs)
+	for i, sp := range specs {
+		if sp.Name == packs.SourceUser || sp.Name == packs.SourceWorkspace {
+			at = i
+			break
 		}
 	}
-	req := requestGrant(m)
-	op := e.operatorGrant(p, req)
-	eff := host.Intersect(req, op)
-	for _, d := range defs {
-		if prev, ok := e.tools[d.Name]; ok {
-			return fmt.Errorf("%w: %q is declared by pack %s module %s and by pack %s module %s",
-				ErrDuplicateTool, d.Name, prev.Pack, prev.Module, p.Name, m.Name)
+	extra := make([]packs.SourceSpec, 0, len(dirs))
+	for _, d := range dirs {
+		extra = append(extra, packs.SourceSpec{Name: packs.SourceInstalled, Dir: d, MaxDepth: depth})
+	}
+	out := append([]packs.SourceSpec(nil), specs[:at]...)
+	out = append(out, extra...)
+	return append(out, specs[at:]...)
+}
+
+// unjoin flattens errors.Join trees into their leaves.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
 		}
-		e.tools[d.Name] = &Tool{
-			Name: d.Name, Description: d.Description, Pack: p.Name, PackVersion: p.Version, Source: p.Source,
-			Module: m.Name, Export: d.Export, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
-			Risk: d.Risk(), SideEffects: d.SideEffects, Idempotent: d.Idempotent, Hidden: d.Hidden, Tags: d.Tags,
-			Requested: req, Operator: op, Effective: eff, def: d, mod: m, pk: p,
+		return out
+	}
+	return []error{err}
+}
+
+// loadTools registers the tools of the catalog, asking a module's describe
+// export when its manifest lists none.
+func (e *Engine) loadTools(ctx context.Context) error {
+	for _, te := range e.cat.Tools() {
+		e.addTool(te.Pack, te.Module, te.Tool, te.Source, te.Path)
+	}
+	for _, p := range e.packs {
+		for _, m := range p.Modules {
+			if len(m.Tools) == 0 {
+				if err := e.describeTools(ctx, p, m); err != nil {
+					e.problems = append(e.problems, err)
+				}
+			}
 		}
 	}
 	return nil
+}
+
+func (e *Engine) describeTools(ctx context.Context, p *packs.Pack, m *packs.Module) error {
+	hm, err := e.module(ctx, p, m)
+	if err != nil {
+		return err
+	}
+	d, err := hm.Describe(ctx)
+	if err != nil {
+		return fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
+	}
+	for _, td := range d.Tools {
+		export := td.Export
+		if export == "" {
+			export = td.Name
+		}
+		if prev, ok := e.tools[td.Name]; ok {
+			return fmt.Errorf("%w: %q is declared by pack %s module %s and by pack %s module %s",
+				ErrDuplicateTool, td.Name, prev.Pack, prev.Module, p.Name, m.Name)
+		}
+		t := &packs.Tool{Name: td.Name, Export: export, Description: td.Description,
+			InputSchema: td.InputSchema, OutputSchema: td.OutputSchema, Tags: td.Tags}
+		p.CompleteTool(t)
+		e.addTool(p, m, t, p.Source, p.Dir)
+	}
+	return nil
+}
+
+func (e *Engine) addTool(p *packs.Pack, m *packs.Module, d *packs.Tool, source, path string) {
+	req := requestGrant(m)
+	op := e.operatorGrant(p, req)
+	eff := host.Intersect(req, op)
+	e.tools[d.Name] = &Tool{
+		Name: d.Name, Description: d.Description, Pack: p.Name, PackVersion: p.Version, Source: source, Path: path,
+		Module: m.Name, Export: d.Export, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
+		Risk: d.Risk(), SideEffects: d.SideEffects, Idempotent: d.Idempotent, Hidden: d.Hidden, Tags: d.Tags,
+		Loading: d.Loading, Category: d.Category,
+		Requested: req, Operator: op, Effective: eff, def: d, mod: m, pk: p,
+	}
 }
 
 // requestGrant turns a manifest's request and limits into a Grant.
@@ -215,18 +315,53 @@ func requestGrant(m *packs.Module) Grant {
 	return g
 }
 
-// operatorGrant returns the operator's grant for a pack.
+// operatorGrant returns the operator's grant for a pack: Config.Grants,
+// else the operator config's [packs.<name>] section, else for the bundled
+// pack what it requests minus folders, hosts and env, else nothing.
 func (e *Engine) operatorGrant(p *packs.Pack, req Grant) Grant {
 	if g, ok := e.cfg.Grants[p.Name]; ok {
 		return g
 	}
-	if p.Source == "bundled" {
+	if pg, ok := e.op.Packs[p.Name]; ok {
+		return packGrant(pg)
+	}
+	if p.Source == packs.SourceBundled {
 		g := req
 		g.Mounts, g.Env, g.AllowedHosts, g.AllowPrivateNetwork = nil, nil, nil, false
 		g.Tools, g.Capabilities = append([]string(nil), req.Tools...), append([]string(nil), req.Capabilities...)
 		return g
 	}
 	return Grant{}
+}
+
+// packGrant turns a [packs.<name>] section into a Grant. Tool composition
+// is not part of the section: a module may call the tools it requests.
+func packGrant(pg packs.PackGrant) Grant {
+	g := Grant{
+		AllowedHosts:        pg.AllowedHosts,
+		AllowPrivateNetwork: pg.AllowPrivateNetwork,
+		Capabilities:        pg.Services,
+		Tools:               []string{"*"},
+		Limits: Limits{
+			Timeout:              pg.Limits.Timeout,
+			MaxMemoryBytes:       pg.Limits.MaxMemoryBytes,
+			MaxOutputBytes:       pg.Limits.MaxOutputBytes,
+			MaxLogBytes:          pg.Limits.MaxLogBytes,
+			MaxVarBytes:          pg.Limits.MaxVarBytes,
+			MaxHTTPResponseBytes: pg.Limits.MaxHTTPResponseBytes,
+			MaxFuel:              pg.Limits.MaxFuel,
+		},
+	}
+	for _, m := range pg.Mounts {
+		g.Mounts = append(g.Mounts, Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
+	}
+	if len(pg.Env) > 0 {
+		g.Env = make(map[string]string, len(pg.Env))
+		for k, v := range pg.Env {
+			g.Env[k] = v.Value()
+		}
+	}
+	return g
 }
 
 // module returns the compiled module, compiling it on first use.
@@ -341,8 +476,14 @@ func (e *Engine) CallTool(ctx context.Context, name string, args json.RawMessage
 	return abi.ToolResult{Output: res.Output, IsError: res.IsError, Error: res.Error}
 }
 
-// Close releases the engine's runtime.
-func (e *Engine) Close(ctx context.Context) error { return e.host.Close(ctx) }
+// Close releases the engine's runtime and index.
+func (e *Engine) Close(ctx context.Context) error {
+	err := e.host.Close(ctx)
+	if e.idx != nil {
+		err = errors.Join(err, e.idx.Close())
+	}
+	return err
+}
 
 // Host returns the engine's Wasm host, for running modules outside packs.
 func (e *Engine) Host() *host.Host { return e.host }

@@ -15,6 +15,7 @@ import (
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/internal/testenv"
+	"github.com/skillhost/skillhost/packs"
 )
 
 // stateDir is shared by the tests and examples so modules compile once.
@@ -42,9 +43,16 @@ func open(t *testing.T, cfg skillhost.Config) *skillhost.Engine {
 	if cfg.StateDir == "" {
 		cfg.StateDir = stateDir
 	}
+	if cfg.IndexPath == "" {
+		cfg.IndexPath = filepath.Join(t.TempDir(), "index.db")
+	}
+	cfg.NoUserSources = true
 	e, err := skillhost.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p := e.Problems(); len(p) > 0 && !cfg.NoBundled {
+		t.Fatalf("problems loading: %v", p)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
 	return e
@@ -169,9 +177,29 @@ func TestEngineGrants(t *testing.T) {
 func TestEngineDuplicateTools(t *testing.T) {
 	a := writePack(t, "name: a\nmodules:\n  - name: m\n    path: m.wasm\n    tools: [{name: echo}]\n", "wat/echo.wasm", "m.wasm")
 	b := writePack(t, "name: b\nmodules:\n  - name: m\n    path: m.wasm\n    tools: [{name: echo}]\n", "wat/echo.wasm", "m.wasm")
-	_, err := skillhost.Open(context.Background(), skillhost.Config{StateDir: stateDir, NoBundled: true, PackDirs: []string{a, b}})
-	if !errors.Is(err, skillhost.ErrDuplicateTool) {
-		t.Errorf("err = %v", err)
+	e := open(t, skillhost.Config{NoBundled: true, PackDirs: []string{a, b}})
+	// The later folder wins, and the override is reported.
+	if tool, err := e.Tool("echo"); err != nil || tool.Pack != "b" {
+		t.Errorf("echo = %+v, %v; want pack b's", tool, err)
+	}
+	ov := e.Overrides()
+	if len(ov) != 1 || ov[0].Name != "echo" || ov[0].Kind != "tool" {
+		t.Errorf("overrides = %v, want echo replaced", ov)
+	}
+	// Two packs declaring one tool in the same folder are a problem naming both.
+	root := t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := os.CopyFS(filepath.Join(root, filepath.Base(filepath.Dir(d+"/x"))+"-"+filepath.Base(d)), os.DirFS(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e = open(t, skillhost.Config{NoBundled: true, PackDirs: []string{root}})
+	var found bool
+	for _, p := range e.Problems() {
+		found = found || errors.Is(p, packs.ErrDuplicateName)
+	}
+	if !found {
+		t.Errorf("problems = %v, want a duplicate name", e.Problems())
 	}
 }
 

@@ -1,0 +1,244 @@
+package skillhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/skillhost/skillhost/index"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// ErrSkillNotFound is returned when no loaded source has a skill of that
+// name.
+var ErrSkillNotFound = errors.New("skillhost: skill not found")
+
+// openIndex opens the discovery index and brings it up to date with the
+// catalog: tools incrementally by record hash, skills pack by pack.
+func (e *Engine) openIndex(ctx context.Context) error {
+	idx, err := index.Open(ctx, e.cfg.IndexPath, e.cfg.Index)
+	if err != nil {
+		return fmt.Errorf("opening the index: %w", err)
+	}
+	e.idx = idx
+	if _, err := idx.SyncTools(ctx, e.indexTools()); err != nil {
+		return fmt.Errorf("indexing tools: %w", err)
+	}
+	return e.syncSkills(ctx)
+}
+
+// indexTools describes every tool for the index.
+func (e *Engine) indexTools() []index.Tool {
+	out := make([]index.Tool, 0, len(e.tools))
+	for _, t := range e.Tools() {
+		it := index.Tool{
+			Name: t.Name, Description: t.Description, Namespace: t.Pack, Category: t.Category,
+			Tags: t.Tags, Params: schemaParams(t.InputSchema), LoadingMode: t.Loading,
+			SideEffects: sideEffectClass(t.def),
+		}
+		if it.LoadingMode == "" {
+			it.LoadingMode = index.LoadingDeferred
+		}
+		for _, ex := range t.def.Examples {
+			if ex.Description != "" {
+				it.Examples = append(it.Examples, ex.Description)
+			}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// sideEffectClass places a tool on the pure < read < write < external <
+// stateful scale used to order equal search scores.
+func sideEffectClass(t *packs.Tool) string {
+	switch {
+	case t.SideEffects && t.RequiresNetwork:
+		return "external"
+	case t.SideEffects:
+		return "write"
+	case t.RequiresNetwork || t.RequiresFilesystem:
+		return "read"
+	}
+	return "pure"
+}
+
+// schemaParams lists the top-level properties of an input schema with
+// their descriptions.
+func schemaParams(schema json.RawMessage) []index.Param {
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	out := make([]index.Param, 0, len(s.Properties))
+	for name, p := range s.Properties {
+		out = append(out, index.Param{Name: name, Description: p.Description})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// syncSkills stores the catalog's skills pack by pack in the engine's
+// scope, and empties packs the catalog no longer has.
+func (e *Engine) syncSkills(ctx context.Context) error {
+	byPack := map[string][]index.Skill{}
+	for _, se := range e.cat.Skills() {
+		byPack[se.Skill.Pack] = append(byPack[se.Skill.Pack], indexSkill(se.Skill))
+	}
+	stored, err := e.idx.Packs(ctx, e.cfg.Scope)
+	if err != nil {
+		return err
+	}
+	for _, p := range stored {
+		if _, ok := byPack[p]; !ok {
+			byPack[p] = nil
+		}
+	}
+	names := make([]string, 0, len(byPack))
+	for p := range byPack {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		g := e.op.Pack(p)
+		rep, err := e.idx.LoadPack(ctx, p, byPack[p], index.PackOptions{UpdateExisting: g.UpdateExisting, Pinned: g.Pinned, Scope: e.cfg.Scope})
+		if err != nil {
+			e.problems = append(e.problems, fmt.Errorf("indexing the skills of pack %s: %w", p, err))
+			continue
+		}
+		e.reports = append(e.reports, rep)
+	}
+	return nil
+}
+
+// indexSkill turns a loaded skill into its index record.
+func indexSkill(s *packs.Skill) index.Skill {
+	trigger := s.Trigger
+	if trigger == "" {
+		trigger = s.Description
+	}
+	return index.Skill{
+		Name: s.Name, Title: s.Title, Description: s.Description, Trigger: trigger, TaskType: s.TaskType,
+		Tags: s.Tags, Steps: s.Steps, Preconditions: s.Preconditions, FailureModes: s.FailureModes,
+		Instructions: s.Instructions, Origin: index.OriginPack, OriginRef: s.Pack, ContentHash: s.ContentHash,
+	}
+}
+
+// Problems returns what could not be loaded: broken skills and packs,
+// duplicate names in one source, skills the index refused. Everything
+// else loaded.
+func (e *Engine) Problems() []error { return append([]error(nil), e.problems...) }
+
+// Overrides lists the skills and tools a later source replaced by name.
+func (e *Engine) Overrides() []packs.Override { return append([]packs.Override(nil), e.cat.Overrides...) }
+
+// Catalog returns the merged view of all sources.
+func (e *Engine) Catalog() *packs.Catalog { return e.cat }
+
+// Operator returns the operator configuration in use. Printing it never
+// shows a secret.
+func (e *Engine) Operator() *packs.Config { return e.op }
+
+// Skills returns every loaded skill, sorted by name.
+func (e *Engine) Skills() []*packs.SkillEntry { return e.cat.Skills() }
+
+// Skill returns the loaded skill called name.
+func (e *Engine) Skill(name string) (*packs.SkillEntry, error) {
+	se, ok := e.cat.Skill(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrSkillNotFound, name)
+	}
+	return se, nil
+}
+
+// visibleTool reports whether searches and skill texts may name a tool:
+// it is loaded and not hidden.
+func (e *Engine) visibleTool(name string) bool {
+	t, ok := e.tools[name]
+	return ok && !t.Hidden
+}
+
+func (e *Engine) toolNames() []string {
+	out := make([]string, 0, len(e.tools))
+	for n := range e.tools {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// both is a visibility predicate admitting what a and b (when set) admit.
+func both(a, b func(string) bool) func(string) bool {
+	if b == nil {
+		return a
+	}
+	return func(n string) bool { return a(n) && b(n) }
+}
+
+// SearchTools runs tool_search over the engine's tools. Only loaded tools
+// that are not hidden, and that q.Visible admits when set, are returned.
+func (e *Engine) SearchTools(ctx context.Context, q index.ToolQuery) (*index.ToolSearchResult, error) {
+	q.Visible = both(e.visibleTool, q.Visible)
+	return e.idx.SearchTools(ctx, q)
+}
+
+// SearchSkills runs skill_search; a zero q.Scope means the engine's scope.
+func (e *Engine) SearchSkills(ctx context.Context, q index.SkillQuery) (*index.SkillSearchResult, error) {
+	if q.Scope == (index.Scope{}) {
+		q.Scope = e.cfg.Scope
+	}
+	return e.idx.SearchSkills(ctx, q)
+}
+
+// GetSkills runs skill_get. References to tools the engine does not have,
+// or r.VisibleTool refuses, are rewritten out of the returned text.
+func (e *Engine) GetSkills(ctx context.Context, r index.SkillGetRequest) (*index.SkillGetResult, error) {
+	if r.Scope == (index.Scope{}) {
+		r.Scope = e.cfg.Scope
+	}
+	r.VisibleTool = both(e.visibleTool, r.VisibleTool)
+	r.KnownTools = append(r.KnownTools, e.toolNames()...)
+	return e.idx.GetSkills(ctx, r)
+}
+
+// ListSkills runs skill_list.
+func (e *Engine) ListSkills(ctx context.Context, r index.SkillListRequest) (*index.SkillListResult, error) {
+	if r.Scope == (index.Scope{}) {
+		r.Scope = e.cfg.Scope
+	}
+	r.VisibleTool = both(e.visibleTool, r.VisibleTool)
+	r.KnownTools = append(r.KnownTools, e.toolNames()...)
+	return e.idx.ListSkills(ctx, r)
+}
+
+// Relevant retrieves the skills for a task, within a token budget, as a
+// block ready to inject into a prompt.
+func (e *Engine) Relevant(ctx context.Context, r index.RelevantRequest) (*index.RelevantResult, error) {
+	if r.Scope == (index.Scope{}) {
+		r.Scope = e.cfg.Scope
+	}
+	r.VisibleTool = both(e.visibleTool, r.VisibleTool)
+	r.KnownTools = append(r.KnownTools, e.toolNames()...)
+	return e.idx.Relevant(ctx, r)
+}
+
+// Directory returns the skill directory for a prompt.
+func (e *Engine) Directory(ctx context.Context, d index.DirectoryConfig) (*index.Directory, error) {
+	d.VisibleTool = both(e.visibleTool, d.VisibleTool)
+	d.KnownTools = append(d.KnownTools, e.toolNames()...)
+	return e.idx.Directory(ctx, d, e.cfg.Scope)
+}
+
+// RebuildIndex drops and rewrites the tool index.
+func (e *Engine) RebuildIndex(ctx context.Context) (index.SyncReport, error) {
+	return e.idx.RebuildTools(ctx, e.indexTools())
+}
+
+// PackReports says what loading each pack's skills into the index did.
+func (e *Engine) PackReports() []index.PackReport { return append([]index.PackReport(nil), e.reports...) }
