@@ -136,7 +136,9 @@ func indexSkill(s *packs.Skill) index.Skill {
 func (e *Engine) Problems() []error { return append([]error(nil), e.problems...) }
 
 // Overrides lists the skills and tools a later source replaced by name.
-func (e *Engine) Overrides() []packs.Override { return append([]packs.Override(nil), e.cat.Overrides...) }
+func (e *Engine) Overrides() []packs.Override {
+	return append([]packs.Override(nil), e.cat.Overrides...)
+}
 
 // Catalog returns the merged view of all sources.
 func (e *Engine) Catalog() *packs.Catalog { return e.cat }
@@ -241,4 +243,6 @@ func (e *Engine) RebuildIndex(ctx context.Context) (index.SyncReport, error) {
 }
 
 // PackReports says what loading each pack's skills into the index did.
-func (e *Engine) PackReports() []index.PackReport { return append([]index.PackReport(nil), e.reports...) }
+func (e *Engine) PackReports() []index.PackReport {
+	return append([]index.PackReport(nil), e.reports...)
+}
