@@ -2,6 +2,8 @@ package packs
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -167,6 +169,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(goodManifest))
 	f.Add([]byte("name: x\nmodules: [{name: m, path: m.wasm, tools: [{name: a}]}]"))
 	f.Add([]byte("a: &a [*a]"))
+	if cases, err := filepath.Glob("../testdata/packs/manifest/*/pack.yaml"); err == nil {
+		for _, c := range cases {
+			if data, err := os.ReadFile(c); err == nil && len(data) < 16<<10 {
+				f.Add(data)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse(data, "pack.yaml")
 		if err == nil && (p == nil || !nameRE.MatchString(p.Name)) {
@@ -176,4 +185,104 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error %v does not match ErrInvalidManifest", err)
 		}
 	})
+}
+
+func TestDisplayName(t *testing.T) {
+	for in, want := range map[string]string{
+		"word_count": "Word count", "json_query": "JSON query", "case-convert": "Case convert",
+		"http_get_url": "HTTP get URL", "x": "X", "pdf2text": "Pdf2text",
+	} {
+		if got := DisplayName(in); got != want {
+			t.Errorf("DisplayName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Tools built outside Parse, from a module's describe export, get the
+// same defaults.
+func TestCompleteTool(t *testing.T) {
+	p := &Pack{Version: "3.0.0", DefaultLoading: LoadingAlways}
+	got := &Tool{Name: "word_count"}
+	p.CompleteTool(got)
+	want := &Tool{Name: "word_count", Export: "word_count", DisplayName: "Word count", Category: DefaultCategory,
+		Loading: LoadingAlways, Version: "3.0.0"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	kept := &Tool{Name: "a", Export: "b", DisplayName: "C", Category: "d", Loading: LoadingDeferred, Version: "1"}
+	before := *kept
+	(&Pack{}).CompleteTool(kept)
+	if d := cmp.Diff(&before, kept); d != "" {
+		t.Errorf("declared fields changed (-want +got)\n%s", d)
+	}
+	empty := &Tool{Name: "a"}
+	(&Pack{}).CompleteTool(empty)
+	if empty.Loading != LoadingDeferred {
+		t.Errorf("loading %q, want deferred", empty.Loading)
+	}
+}
+
+func TestToolRisk(t *testing.T) {
+	for _, tt := range []struct {
+		tool Tool
+		want string
+	}{
+		{Tool{Idempotent: true}, "SAFE"},
+		{Tool{}, "MODERATE"},
+		{Tool{SideEffects: true}, "MODERATE"},
+		{Tool{SideEffects: true, RequiresNetwork: true}, "DANGEROUS"},
+		{Tool{SideEffects: true, RequiresFilesystem: true}, "DANGEROUS"},
+		{Tool{Idempotent: true, RequiresNetwork: true}, "SAFE"},
+		{Tool{Idempotent: true, RiskLevel: "CRITICAL"}, "CRITICAL"},
+		{Tool{Idempotent: true, RiskLevel: "AUTO"}, "SAFE"},
+	} {
+		if got := tt.tool.Risk(); got != tt.want {
+			t.Errorf("%+v: Risk() = %s, want %s", tt.tool, got, tt.want)
+		}
+	}
+}
+
+func TestManifestErrorText(t *testing.T) {
+	for _, tt := range []struct {
+		err  ManifestError
+		want string
+	}{
+		{ManifestError{File: "f", Line: 3, Field: "name", Msg: `"PDF" must match ^[a-z]+$`}, `f:3: name "PDF" must match ^[a-z]+$`},
+		{ManifestError{File: "f", Line: 3, Field: "steps", Msg: "must have at least 1 item"}, `f:3: steps must have at least 1 item`},
+		{ManifestError{File: "f", Field: "description", Msg: "is 1500 characters; at most 1024 allowed"}, `f: description is 1500 characters; at most 1024 allowed`},
+		{ManifestError{File: "f", Line: 1, Field: "tags", Msg: "has 3 items; at most 2 allowed"}, `f:1: tags has 3 items; at most 2 allowed`},
+		{ManifestError{File: "f", Line: 2, Field: "steps[2]", Msg: `missing required field "action"`}, `f:2: steps[2]: missing required field "action"`},
+		{ManifestError{File: "f", Line: 4, Msg: `unknown field "nmae"`}, `f:4: unknown field "nmae"`},
+	} {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
+		}
+	}
+}
+
+// A tool without an input schema has nothing to check its examples
+// against; its output schema must still compile.
+func TestParseExamplesWithoutSchema(t *testing.T) {
+	m := "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n        examples: [{args: {anything: 1}}]\n        output_schema: {type: object}\n"
+	p, err := Parse([]byte(m), "pack.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(p.Modules[0].Tools[0].Examples[0].Args); got != `{"anything":1}` {
+		t.Errorf("args %s", got)
+	}
+	bad := strings.Replace(m, "{type: object}", "{type: 7}", 1)
+	if _, err := Parse([]byte(bad), "pack.yaml"); err == nil || !strings.Contains(err.Error(), `pack.yaml:8: modules[0].tools[0].output_schema is not a valid JSON Schema for tool "a"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	data := []byte(goodManifest)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, "pack.yaml"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
