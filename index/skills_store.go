@@ -458,21 +458,25 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 				rep.Added = append(rep.Added, sk.Name)
 			case st.origin != OriginPack:
 				rep.Skipped = append(rep.Skipped, sk.Name)
-			case st.hash == sk.ContentHash:
+			case st.hash == sk.ContentHash || !o.UpdateExisting:
+				// Pinning is configuration, not content: it follows the
+				// options even when the content stays.
 				if st.pinned != sk.Pinned || st.pack != pack {
 					if _, err := tx.ExecContext(ctx, `UPDATE skills SET pinned = ?, pack = ? WHERE id = ?`,
 						boolInt(sk.Pinned), pack, st.id); err != nil {
 						return err
 					}
 				}
-				rep.Unchanged = append(rep.Unchanged, sk.Name)
-			case o.UpdateExisting:
+				if st.hash == sk.ContentHash {
+					rep.Unchanged = append(rep.Unchanged, sk.Name)
+				} else {
+					rep.Skipped = append(rep.Skipped, sk.Name)
+				}
+			default:
 				if err := updateSkill(ctx, tx, st.id, sk, pack, now); err != nil {
 					return fmt.Errorf("updating skill %q: %w", sk.Name, err)
 				}
 				rep.Updated = append(rep.Updated, sk.Name)
-			default:
-				rep.Skipped = append(rep.Skipped, sk.Name)
 			}
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, name FROM skills WHERE pack = ? AND origin = 'pack'
