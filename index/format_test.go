@@ -2,6 +2,7 @@ package index
 
 import (
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -80,6 +81,19 @@ func TestEstimateTokens(t *testing.T) {
 func TestRenderSkillsGolden(t *testing.T) {
 	checkGolden(t, "skill_context.txt", renderSkills(sampleDocs(), true))
 	checkGolden(t, "skill_raw.txt", renderSkills(sampleDocs(), false))
+}
+
+// TestFitSkillsCompressedGolden shows the block at budgets that force
+// structured compression and, at the smallest, truncation.
+func TestFitSkillsCompressedGolden(t *testing.T) {
+	docs := sampleDocs()
+	for _, budget := range []int{170, 120, 60} {
+		got := fitSkills(docs, budget, true)
+		if EstimateTokens(got.Text) > budget || !got.Compressed {
+			t.Errorf("budget %d: %+v", budget, got)
+		}
+		checkGolden(t, fmt.Sprintf("skill_context_%d_tokens.txt", budget), got.Text)
+	}
 }
 
 func TestFitSkillsUnderBudgetKeepsText(t *testing.T) {
