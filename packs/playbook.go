@@ -81,11 +81,12 @@ const learnedPrefix = "learned."
 // base name without its .skill.* suffix, lowercased, with each run of
 // other characters than a-z and 0-9 turned into one underscore and
 // underscores trimmed from the ends (pack is slugged the same way). In a
-// JSONL file the record's title slug is appended (pack.core.faq.reset_a_password),
-// or line_<n> when it has no title, so the names of other records do not
-// depend on how many lack one; two records that end up with the same
-// name are an error naming both lines. Names beginning with "learned."
-// are reserved for learned skills.
+// JSONL file each nameless record also gets its title's slug
+// (pack.core.faq.reset_a_password) or, without a title, line_<n>, which
+// moves when lines are inserted or reordered: give such records a title or
+// a name. Two records that end up with the same name are an error naming
+// both lines. Names beginning with "learned." are reserved for learned
+// skills; an explicit name outside pack.<pack>. draws a warning.
 //
 // Every problem is a *ManifestError (matching ErrInvalidManifest) with file
 // and, where known, the line; all found are joined. Single-skill formats

@@ -659,3 +659,20 @@ func BenchmarkParsePlaybook(b *testing.B) {
 		}
 	})
 }
+
+func ExampleParsePlaybook() {
+	data := []byte(`{"title":"Reset a password","trigger":"A user asks for a new password.","steps":["Confirm the e-mail.","Send the link."]}
+{"trigger":"Someone asks for the office address.","steps":["Give the address."],"cluster":"FAQ"}
+{"title":"Broken","steps":["x"]}
+`)
+	skills, err := ParsePlaybook("skills/faq.skill.jsonl", data, "core")
+	for _, s := range skills {
+		fmt.Printf("line %d: %s %v %v\n", s.Line, s.Name, s.Steps, s.Extra)
+	}
+	// The good records load even though one line is broken.
+	fmt.Println(err)
+	// Output:
+	// line 1: pack.core.faq.reset_a_password [Confirm the e-mail. Send the link.] map[]
+	// line 2: pack.core.faq.line_2 [Give the address.] map[cluster:FAQ]
+	// skills/faq.skill.jsonl:3: missing required field "trigger"
+}
