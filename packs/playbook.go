@@ -438,8 +438,7 @@ func (p *playbookParser) skill(doc *yaml.Node, what string, line, delta int) (*S
 		s.TaskType = t
 	}
 	if raw, ok := m["trigger"].(string); ok && raw != "" && s.Trigger == "" {
-		k, _ := lookup(root, "trigger")
-		errs = append(errs, p.errorf(k.Line+delta, "trigger", "is only whitespace; say when the skill applies"))
+		errs = append(errs, p.errorf(keyLine(root, "trigger", line-delta)+delta, "trigger", "is only whitespace; say when the skill applies"))
 	}
 	lists := map[string]*[]string{"steps": &s.Steps, "tags": &s.Tags, "preconditions": &s.Preconditions, "failure_modes": &s.FailureModes}
 	for _, field := range []string{"tags", "steps", "preconditions", "failure_modes"} {
@@ -459,8 +458,7 @@ func (p *playbookParser) skill(doc *yaml.Node, what string, line, delta int) (*S
 	if name, ok := m["name"].(string); ok {
 		s.Name = name
 		if strings.HasPrefix(name, learnedPrefix) {
-			k, _ := lookup(root, "name")
-			errs = append(errs, p.errorf(k.Line+delta, "name",
+			errs = append(errs, p.errorf(keyLine(root, "name", line-delta)+delta, "name",
 				"%q: names beginning with %q are reserved for learned skills; use pack.<pack>.<slug>", name, learnedPrefix))
 		} else if ps := nameSlug(p.pack); ps != "" && !strings.HasPrefix(name, "pack."+ps+".") {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: name %q does not start with pack.%s.; pack skill names conventionally do, which keeps packs from colliding",
@@ -477,6 +475,15 @@ func (p *playbookParser) skill(doc *yaml.Node, what string, line, delta int) (*S
 		return nil, errs
 	}
 	return s, nil
+}
+
+// keyLine is the line of key in the mapping root, or def when it is not
+// found there.
+func keyLine(root *yaml.Node, key string, def int) int {
+	if k, _ := lookup(root, key); k != nil {
+		return k.Line
+	}
+	return def
 }
 
 // list reads the list field of m, trimming its items; a whitespace-only
