@@ -96,9 +96,16 @@ func readArg(g *globals, arg string) ([]byte, error) {
 // openEngine opens the engine of the global flags, with extra operator
 // grants by pack.
 func openEngine(ctx context.Context, g *globals, grants map[string]skillhost.Grant) (*skillhost.Engine, error) {
-	e, err := skillhost.Open(ctx, skillhost.Config{StateDir: g.stateDir, PackDirs: g.packDirs, NoBundled: g.noBundle, Grants: grants})
+	e, err := skillhost.Open(ctx, skillhost.Config{ConfigFile: g.config, StateDir: g.stateDir, PackDirs: g.packDirs, NoBundled: g.noBundle, NoUserSources: g.noUser, Grants: grants})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if p := e.Problems(); len(p) > 0 && !g.quiet {
+		for _, err := range p {
+			fmt.Fprintf(g.stderr, "skillhost: warning: %v\n", err)
+		}
+		fmt.Fprintf(g.stderr, "skillhost: warning: %d problem(s) loading skills and packs; the rest loaded (skillhost validate PATH lists them)\n", len(p))
+		g.quiet = true
 	}
 	return e, nil
 }

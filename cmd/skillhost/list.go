@@ -8,11 +8,25 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// listRow is one tool or skill in `skillhost list --json`.
+type listRow struct {
+	Kind        string `json:"kind"` // "tool" or "skill"
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Pack        string `json:"pack"`
+	Version     string `json:"version,omitempty"`
+	Source      string `json:"source"`
+	Path        string `json:"path,omitempty"`
+	Risk        string `json:"risk_level,omitempty"`
+	// Format is how a skill is written: "agent" (SKILL.md) or "playbook".
+	Format string `json:"format,omitempty"`
+}
+
 func newListCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, toolsOnly, skillsOnly bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the tools of the loaded packs",
+		Use:   "list [--json] [--tools|--skills]",
+		Short: "List the tools and skills of the loaded sources",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := openEngine(cmd.Context(), g, nil)
@@ -20,34 +34,59 @@ func newListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer e.Close(cmd.Context())
-			tools := e.Tools()
-			if asJSON {
-				type row struct {
-					Name        string `json:"name"`
-					Description string `json:"description"`
-					Pack        string `json:"pack"`
-					Version     string `json:"version,omitempty"`
-					Source      string `json:"source"`
-					Risk        string `json:"risk_level"`
+			var rows []listRow
+			if !skillsOnly {
+				for _, t := range e.Tools() {
+					rows = append(rows, listRow{Kind: "tool", Name: t.Name, Description: t.Description, Pack: t.Pack,
+						Version: t.PackVersion, Source: t.Source, Path: t.Path, Risk: t.Risk})
 				}
-				rows := make([]row, 0, len(tools))
-				for _, t := range tools {
-					rows = append(rows, row{t.Name, t.Description, t.Pack, t.PackVersion, t.Source, t.Risk})
+			}
+			if !toolsOnly {
+				for _, se := range e.Skills() {
+					s := se.Skill
+					rows = append(rows, listRow{Kind: "skill", Name: s.Name, Description: skillSummary(s.Description, s.Trigger, s.Title),
+						Pack: s.Pack, Version: s.Metadata["version"], Source: se.Source, Path: se.Path, Format: string(s.Kind)})
+				}
+			}
+			if asJSON {
+				if rows == nil {
+					rows = []listRow{}
 				}
 				b, _ := json.MarshalIndent(rows, "", "  ")
 				fmt.Fprintln(g.stdout, string(b))
 				return nil
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 2, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOOL\tPACK\tSOURCE\tRISK\tDESCRIPTION")
-			for _, t := range tools {
-				fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%s\n", t.Name, t.Pack, t.PackVersion, t.Source, t.Risk, firstSentence(t.Description))
+			fmt.Fprintln(tw, "NAME\tKIND\tPACK\tSOURCE\tRISK\tDESCRIPTION")
+			for _, r := range rows {
+				kind, risk := r.Kind, r.Risk
+				if r.Kind == "skill" {
+					kind, risk = "skill ("+r.Format+")", "-"
+				}
+				pack := r.Pack
+				if r.Version != "" {
+					pack += " " + r.Version
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, kind, pack, r.Source, risk, firstSentence(r.Description))
 			}
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON: an array of {kind, name, description, pack, version, source, path, risk_level, format}")
+	cmd.Flags().BoolVar(&toolsOnly, "tools", false, "list only tools")
+	cmd.Flags().BoolVar(&skillsOnly, "skills", false, "list only skills")
 	return cmd
+}
+
+// skillSummary is the first non-empty of a skill's description, trigger
+// and title.
+func skillSummary(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func firstSentence(s string) string {

@@ -61,9 +61,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 type globals struct {
+	config   string
+	quiet    bool // problems already reported
 	stateDir string
 	packDirs []string
 	noBundle bool
+	noUser   bool
 	stdin    io.Reader
 	stdout   io.Writer
 	stderr   io.Writer
@@ -84,9 +87,12 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
 	pf := root.PersistentFlags()
+	pf.StringVar(&g.config, "config", "", "operator config file (default $SKILLHOST_CONFIG, or ./skillhost.toml when it exists)")
 	pf.StringVar(&g.stateDir, "state-dir", "", "state folder for the compilation cache (default .skillhost, or $SKILLHOST_STATE_DIR)")
 	pf.StringArrayVar(&g.packDirs, "pack", nil, "load the pack in this folder too (repeatable)")
 	pf.BoolVar(&g.noBundle, "no-bundled", false, "leave out the bundled pack")
-	root.AddCommand(newCallCmd(g), newShowCmd(g), newListCmd(g), newDescribeCmd(g), newEvalCmd(g))
+	pf.BoolVar(&g.noUser, "no-user-sources", false, "leave out ~/.skillhost/skills and ./skills")
+	root.AddCommand(newCallCmd(g), newShowCmd(g), newListCmd(g), newDescribeCmd(g), newEvalCmd(g),
+		newValidateCmd(g), newSearchCmd(g), newIndexCmd(g))
 	return root
 }

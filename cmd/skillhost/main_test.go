@@ -30,11 +30,17 @@ func cli(t *testing.T, stdin string, args ...string) cliResult {
 
 func extismWasm(t *testing.T, name string) string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/extism/go-sdk").Output()
+	// go mod download fetches the module when the cache lacks it and
+	// prints where it is.
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/extism/go-sdk").Output()
 	if err != nil {
 		t.Fatalf("locating the extism go-sdk module: %v", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "wasm", name)
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		t.Fatalf("locating the extism go-sdk module: %s %v", out, err)
+	}
+	return filepath.Join(m.Dir, "wasm", name)
 }
 
 func fixture(name string) string { return filepath.Join("..", "..", "testdata", "guests", name) }

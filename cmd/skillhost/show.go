@@ -18,10 +18,10 @@ func newShowCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Show a tool's descriptor, what it requests and its effective grant",
+		Short: "Show a tool (descriptor, requested and effective grant) or a skill",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErr("show needs exactly one tool NAME")
+				return usageErr("show needs exactly one tool or skill NAME")
 			}
 			return nil
 		},
@@ -33,7 +33,11 @@ func newShowCmd(g *globals) *cobra.Command {
 			defer e.Close(cmd.Context())
 			t, err := e.Tool(args[0])
 			if err != nil {
-				return usageErr("%v; run skillhost list to see the tools", err)
+				se, serr := e.Skill(args[0])
+				if serr != nil {
+					return usageErr("no tool or skill is called %q; run skillhost list to see them", args[0])
+				}
+				return showSkill(g, e, se, asJSON)
 			}
 			if asJSON {
 				return printToolJSON(g, t)

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// skillJSON is `skillhost show --json` for a skill. Env values never
+// appear: only whether each declared variable has a value.
+type skillJSON struct {
+	*packs.Skill
+	Source   string            `json:"source"`
+	Path     string            `json:"path"`
+	Settings settingsJSON      `json:"settings"`
+	Env      map[string]string `json:"env_status,omitempty"` // name → "set" | "missing"
+}
+
+type settingsJSON struct {
+	Enabled       bool     `json:"enabled"`
+	Model         string   `json:"model,omitempty"`
+	MaxIterations int      `json:"max_iterations,omitempty"`
+	AllowChatIDs  []string `json:"allow_chat_ids,omitempty"`
+}
+
+func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON bool) error {
+	s := se.Skill
+	op := e.Operator()
+	st := op.SkillSettings(s)
+	env := map[string]string{}
+	var missing []error
+	if s.Subagent != nil && len(s.Subagent.Env) > 0 {
+		_, err := op.SkillEnv(s)
+		missing = flatten(err)
+		for _, name := range s.Subagent.Env {
+			env[name] = "set"
+		}
+		for _, m := range missing {
+			var me *packs.MissingEnvError
+			if errors.As(m, &me) {
+				env[me.Name] = "missing"
+			}
+		}
+	}
+	if asJSON {
+		b, err := json.MarshalIndent(skillJSON{Skill: s, Source: se.Source, Path: se.Path,
+			Settings: settingsJSON{st.Enabled, st.Model, st.MaxIterations, st.AllowChatIDs}, Env: env}, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(g.stdout, string(b))
+		return nil
+	}
+	w := g.stdout
+	fmt.Fprintf(w, "%s\n", s.Name)
+	if s.Title != "" {
+		fmt.Fprintf(w, "  %s\n", s.Title)
+	}
+	if s.Description != "" {
+		fmt.Fprintf(w, "  %s\n", s.Description)
+	}
+	fmt.Fprintf(w, "\n  kind:    %s skill\n  pack:    %s (%s)\n  file:    %s\n", s.Kind, s.Pack, se.Source, se.Path)
+	if s.License != "" {
+		fmt.Fprintf(w, "  license: %s\n", s.License)
+	}
+	if s.Trigger != "" {
+		fmt.Fprintf(w, "  trigger: %s\n", s.Trigger)
+	}
+	if s.TaskType != "" {
+		fmt.Fprintf(w, "  task:    %s\n", s.TaskType)
+	}
+	if len(s.Tags) > 0 {
+		fmt.Fprintf(w, "  tags:    %s\n", strings.Join(s.Tags, ", "))
+	}
+	if len(s.AllowedTools) > 0 {
+		fmt.Fprintf(w, "  tools:   %s\n", strings.Join(s.AllowedTools, ", "))
+	}
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n  %s:\n", title)
+		for i, it := range items {
+			fmt.Fprintf(w, "    %d. %s\n", i+1, it)
+		}
+	}
+	list("preconditions", s.Preconditions)
+	list("steps", s.Steps)
+	list("failure modes", s.FailureModes)
+	if sa := s.Subagent; sa != nil {
+		model := st.Model
+		if model == "" {
+			model = "(default)"
+		}
+		fmt.Fprintf(w, "\n  subagent: model %s, at most %d iterations, enabled %s\n", model, st.MaxIterations, yesNo(st.Enabled))
+		if len(sa.Capabilities) > 0 {
+			fmt.Fprintf(w, "    capabilities: %s\n", strings.Join(sa.Capabilities, ", "))
+		}
+		if len(sa.ChatTypes) > 0 {
+			fmt.Fprintf(w, "    chat types:   %s\n", strings.Join(sa.ChatTypes, ", "))
+		}
+		if len(st.AllowChatIDs) > 0 {
+			fmt.Fprintf(w, "    chat ids:     %s\n", strings.Join(st.AllowChatIDs, ", "))
+		}
+		names := make([]string, 0, len(env))
+		for n := range env {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "    env %s: %s\n", n, env[n])
+		}
+		for _, m := range missing {
+			fmt.Fprintf(w, "    %v\n", m)
+		}
+	}
+	if len(s.Resources) > 0 {
+		fmt.Fprintf(w, "\n  files:\n")
+		for _, r := range s.Resources {
+			fmt.Fprintf(w, "    %s\t%s\t%s\n", r.Path, size(r.Size), r.SHA256[:12])
+		}
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "\n  warning: %s\n", warn)
+	}
+	if s.Instructions != "" {
+		fmt.Fprintf(w, "\n  instructions (%d lines)\n", strings.Count(s.Instructions, "\n")+1)
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "skills", "pdf"), 0o755))
+	must(os.MkdirAll(filepath.Join(dir, "good", "notes"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "skills", "pdf", "SKILL.md"), []byte("---\nname: PDF\ndescription: Read PDFs.\n---\nbody\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "skills", "login.skill.yaml"), []byte("trigger: log in\nsteps: []\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "good", "notes", "SKILL.md"), []byte("---\nname: notes\ndescription: Take notes.\n---\nWrite them down.\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "skillhost.toml"), []byte("[skills.x]\nmodle = \"haiku\"\n"), 0o644))
+
+	r := cli(t, "", "validate", filepath.Join(dir, "skills"), filepath.Join(dir, "good", "notes"), filepath.Join(dir, "skillhost.toml"))
+	if r.code != exitToolError {
+		t.Fatalf("exit %d, want 1; stdout %s stderr %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		`pdf/SKILL.md:2: name "PDF" must match ^[a-z0-9]+(-[a-z0-9]+)*$`,
+		`login.skill.yaml:2: steps must have at least 1 item`,
+		"ok " + filepath.Join(dir, "good", "notes") + ": skill notes",
+		`modle`,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := cli(t, "", "validate", filepath.Join(dir, "good")); r.code != 0 {
+		t.Errorf("valid folder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := cli(t, "", "validate"); r.code != exitUsage {
+		t.Errorf("no path: exit %d", r.code)
+	}
+}
+
+func TestValidateBundled(t *testing.T) {
+	r := cli(t, "", "validate", filepath.Join("..", "..", "packs", "bundled"))
+	if r.code != 0 || strings.Contains(r.stdout, "warning") {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestListAndShowSkills(t *testing.T) {
+	r := cli(t, "", "--no-user-sources", "list", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rows []listRow
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, row := range rows {
+		kinds[row.Kind]++
+		if row.Source == "" || row.Pack == "" {
+			t.Errorf("row without source or pack: %+v", row)
+		}
+	}
+	if kinds["tool"] < 18 || kinds["skill"] < 6 {
+		t.Errorf("kinds = %v, want the bundled tools and skills", kinds)
+	}
+	r = cli(t, "", "--no-user-sources", "show", "web-research")
+	if r.code != 0 || !strings.Contains(r.stdout, "agent skill") || !strings.Contains(r.stdout, "at most 8 iterations") {
+		t.Errorf("show web-research: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, "", "--no-user-sources", "show", "nope")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "no tool or skill") {
+		t.Errorf("show nope: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// A skill's env values come from the operator config and are never shown;
+// a missing one says which key to add where.
+func TestShowSkillEnv(t *testing.T) {
+	dir := t.TempDir()
+	skill := "---\nname: research\ndescription: Research with an API.\nenv: [PPLX_KEY, OTHER_KEY]\n---\nUse the key.\n"
+	if err := os.MkdirAll(filepath.Join(dir, "skills", "research"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "skills", "research", "SKILL.md"), []byte(skill), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "skillhost.toml")
+	if err := os.WriteFile(cfg, []byte("[sources]\nworkspace = \"skills\"\nuser = \"\"\n[skills.research]\nPPLX_KEY = \"pplx-very-secret\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"show", "research"}, {"show", "research", "--json"}} {
+		r := cli(t, "", append([]string{"--config", cfg}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d %s", args, r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout+r.stderr, "pplx-very-secret") {
+			t.Errorf("%v shows the secret:\n%s", args, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "OTHER_KEY") || !strings.Contains(r.stdout, "missing") {
+			t.Errorf("%v does not report the missing key:\n%s", args, r.stdout)
+		}
+	}
+}
+
+func TestSearchAndIndex(t *testing.T) {
+	r := cli(t, "", "--no-user-sources", "search", "--json", "count", "the", "words")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var res struct {
+		Tools []struct {
+			Name  string  `json:"name"`
+			Score float64 `json:"score"`
+		} `json:"tools"`
+		SearchType string `json:"search_type"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) == 0 || res.Tools[0].Name != "word_count" || res.SearchType != "fts" {
+		t.Errorf("search = %+v", res)
+	}
+	r = cli(t, "", "--no-user-sources", "search", "--skills", "paginate", "an", "api", "cursor")
+	if r.code != 0 || !strings.Contains(r.stdout, "pack.core.api.cursor_pagination") {
+		t.Errorf("skill search: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := cli(t, "", "--no-user-sources", "search", "   "); r.code != exitUsage {
+		t.Errorf("blank query: exit %d %s", r.code, r.stderr)
+	}
+	if r := cli(t, "", "--no-user-sources", "search", "--type", "fuzzy", "x"); r.code != exitUsage {
+		t.Errorf("bad type: exit %d %s", r.code, r.stderr)
+	}
+	r = cli(t, "", "--no-user-sources", "index", "--rebuild")
+	if r.code != 0 || !strings.Contains(r.stdout, "rebuilt: 18 tool(s)") {
+		t.Errorf("index --rebuild: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
