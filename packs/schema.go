@@ -174,7 +174,11 @@ func validateNode(s *jsonschema.Schema, v any, file string, node *yaml.Node, pre
 	}
 	var verr *jsonschema.ValidationError
 	if !errors.As(err, &verr) {
-		return []error{&ManifestError{File: file, Line: node.Line, Field: prefix, Msg: err.Error()}}
+		line := 0
+		if node != nil {
+			line = node.Line
+		}
+		return []error{&ManifestError{File: file, Line: line, Field: prefix, Msg: err.Error()}}
 	}
 	return reportValidation(verr, file, node, prefix)
 }
@@ -410,12 +414,12 @@ func (r *reporter) leaf(e *jsonschema.ValidationError) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
-			r.add(node.Line, field, fmt.Sprintf("missing required field %q", m))
+			r.add(line, field, fmt.Sprintf("missing required field %q", m))
 		}
 		return
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
-			l := node.Line
+			l := line
 			if kn := keyNode(node, p); kn != nil {
 				l = kn.Line
 			}
@@ -428,12 +432,12 @@ func (r *reporter) leaf(e *jsonschema.ValidationError) {
 		return
 	case *kind.Dependency:
 		for _, m := range k.Missing {
-			r.add(node.Line, field, fmt.Sprintf("missing field %q, required when %q is present", m, k.Prop))
+			r.add(line, field, fmt.Sprintf("missing field %q, required when %q is present", m, k.Prop))
 		}
 		return
 	case *kind.DependentRequired:
 		for _, m := range k.Missing {
-			r.add(node.Line, field, fmt.Sprintf("missing field %q, required when %q is present", m, k.Prop))
+			r.add(line, field, fmt.Sprintf("missing field %q, required when %q is present", m, k.Prop))
 		}
 		return
 	}

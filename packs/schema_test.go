@@ -113,7 +113,7 @@ func TestSchemaMessages(t *testing.T) {
 		{"false schema", ok + "forbidden: 1\n", []string{`skills/x/SKILL.md:3: forbidden is not allowed here`}},
 		{"anyOf by type", ok + "limit: true\n", []string{`skills/x/SKILL.md:3: limit must be an integer or a string, got boolean`}},
 		{"anyOf closest branch", ok + "limit: lots\n", []string{`skills/x/SKILL.md:3: limit "lots" must match ^[0-9]+[a-z]+$`}},
-		{"oneOf closest branch", ok + "when:\n  day: monday\n", []string{`skills/x/SKILL.md:4: when: missing required field "at"`}},
+		{"oneOf closest branch", ok + "when:\n  day: monday\n", []string{`skills/x/SKILL.md:3: when: missing required field "at"`}},
 		{"dependentRequired", ok + "min: 1\n", []string{`skills/x/SKILL.md:1: missing field "max", required when "min" is present`}},
 		{"key with dots", ok + "metadata:\n  \"a.b\": [x]\n", []string{
 			`skills/x/SKILL.md:4: metadata: key "a.b" must match ^[a-z]+$`,
