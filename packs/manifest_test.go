@@ -118,7 +118,7 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// An alias bomb is refused quickly (yaml.v3 limits alias expansion).
+// An alias bomb is refused quickly (decodeYAML bounds alias expansion).
 func TestParseAliasBomb(t *testing.T) {
 	m := "name: x\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - name: a\n        tags: &a [x,x,x,x,x,x,x,x,x]\n"
 	prev := "a"
