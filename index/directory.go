@@ -104,7 +104,7 @@ func (s *Store) Directory(ctx context.Context, cfg DirectoryConfig, scope Scope)
 	if err != nil {
 		return nil, fmt.Errorf("index: skill directory: %w", err)
 	}
-	cte, args := visibleSkillsCTE(scope)
+	cte, args := visibleSkillsCTE(scope, "")
 	rows, err := s.db.QueryContext(ctx, cte+`SELECT name, title, trigger, task_type, pinned FROM v
 		WHERE shadow_rank = 1 ORDER BY `+order+` LIMIT ?`, append(args, limit)...)
 	if err != nil {

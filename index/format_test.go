@@ -167,7 +167,7 @@ func TestFitSkillsBudgetProperty(t *testing.T) {
 		}
 		return out
 	}
-	for i := range 200 {
+	for i := range 120 {
 		docs := make([]SkillDoc, 1+rng.IntN(10))
 		for j := range docs {
 			docs[j] = SkillDoc{
@@ -176,7 +176,7 @@ func TestFitSkillsBudgetProperty(t *testing.T) {
 				Description:   text(rng.IntN(300)),
 				Trigger:       text(1 + rng.IntN(60)),
 				TaskType:      "api",
-				Steps:         list(rng.IntN(40), 1+rng.IntN(80)),
+				Steps:         list(rng.IntN(30), 1+rng.IntN(60)),
 				Preconditions: list(rng.IntN(10), 1+rng.IntN(30)),
 				FailureModes:  list(rng.IntN(15), 1+rng.IntN(30)),
 			}

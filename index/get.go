@@ -175,9 +175,19 @@ func checkNames(in []string) ([]string, error) {
 // visibleSkillsCTE returns a WITH clause defining "v": the rows of skills
 // a caller with scope sc may see, with shadow_rank 1 on the row that wins
 // for its name (project over tenant over global). Every skill read in
-// this file goes through it and filters on shadow_rank = 1.
-func visibleSkillsCTE(sc Scope) (string, []any) {
+// this package's retrieval goes through it and filters on
+// shadow_rank = 1. byName, when not empty, is an extra SQL condition with
+// its arguments that may only test the name (or name_key): it narrows the
+// rows before ranking, which keeps lookups by name from ranking the whole
+// table, and cannot change which row wins for a name. Conditions on other
+// columns must go after the CTE, or a filtered-out row could unshadow one
+// from a wider scope.
+func visibleSkillsCTE(sc Scope, byName string, byNameArgs ...any) (string, []any) {
 	where, args := scopeWhere(sc)
+	if byName != "" {
+		where += " AND (" + byName + ")"
+		args = append(args, byNameArgs...)
+	}
 	return `WITH v AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY name ORDER BY
 		CASE scope_mode WHEN 'project' THEN 2 WHEN 'tenant' THEN 1 ELSE 0 END DESC) AS shadow_rank
 		FROM skills WHERE ` + where + `) `, args
@@ -203,16 +213,16 @@ func (w idScanner) Scan(dest ...any) error {
 // keyed by the requested name: an exact match, else the one
 // case-insensitive match.
 func (s *Store) skillsByName(ctx context.Context, sc Scope, names []string) (map[string]idSkill, error) {
-	cte, args := visibleSkillsCTE(sc)
 	marks := strings.TrimSuffix(strings.Repeat("?,", len(names)), ",")
-	q := cte + `SELECT id, ` + skillColumns + ` FROM v WHERE shadow_rank = 1 AND (name IN (` + marks +
-		`) OR name_key IN (` + marks + `)) ORDER BY name`
+	var nameArgs []any
 	for _, n := range names {
-		args = append(args, n)
+		nameArgs = append(nameArgs, n)
 	}
 	for _, n := range names {
-		args = append(args, strings.ToLower(n))
+		nameArgs = append(nameArgs, strings.ToLower(n))
 	}
+	cte, args := visibleSkillsCTE(sc, `name IN (`+marks+`) OR name_key IN (`+marks+`)`, nameArgs...)
+	q := cte + `SELECT id, ` + skillColumns + ` FROM v WHERE shadow_rank = 1 ORDER BY name`
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, s.wrapErr(err)

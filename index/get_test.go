@@ -364,7 +364,7 @@ func TestGetSkillsBudget(t *testing.T) {
 	for i := range 10 {
 		sk := Skill{
 			Name: fmt.Sprintf("pack.big.skill_%02d", i), Title: "Big skill " + long[:40], Trigger: "when " + long,
-			Description: long, TaskType: "browser", Instructions: strings.Repeat(long+"\n", 30),
+			Description: long, TaskType: "browser", Instructions: strings.Repeat(long+"\n", 12),
 		}
 		for j := range 25 {
 			sk.Steps = append(sk.Steps, fmt.Sprintf("step %d: %s", j, long))

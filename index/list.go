@@ -85,7 +85,7 @@ func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListR
 		return nil, err
 	}
 
-	cte, args := visibleSkillsCTE(r.Scope)
+	cte, args := visibleSkillsCTE(r.Scope, "")
 	filter := ` FROM v WHERE shadow_rank = 1`
 	if r.TaskType != "" {
 		filter += ` AND task_type = ?`

@@ -124,8 +124,8 @@ func TestRelevantBudget(t *testing.T) {
 	for i := range 20 {
 		sk := Skill{Name: fmt.Sprintf("pack.fin.invoice_%02d", i), Title: "Invoice reconciliation " + fmt.Sprint(i),
 			Trigger: "invoice reconciliation " + long, Description: long, TaskType: "domain",
-			Instructions: strings.Repeat(long+"\n", 10+i)}
-		for j := range 10 + i {
+			Instructions: strings.Repeat(long+"\n", 3+i/2)}
+		for j := range 5 + i/2 {
 			sk.Steps = append(sk.Steps, fmt.Sprintf("step %d: %s", j, long))
 			sk.FailureModes = append(sk.FailureModes, long)
 			sk.Preconditions = append(sk.Preconditions, long)
@@ -134,7 +134,7 @@ func TestRelevantBudget(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	budgets := []int{MinRelevantTokens, 101, 250, DefaultRelevantTokens, MaxRelevantTokens}
-	for range 15 {
+	for range 7 {
 		budgets = append(budgets, MinRelevantTokens+rng.IntN(8000))
 	}
 	for _, budget := range budgets {
@@ -182,5 +182,64 @@ func TestRelevantScopeLeak(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// benchSkills stores n playbooks of typical size for the benchmarks.
+func benchSkills(b *testing.B, n int) *Store {
+	b.Helper()
+	s := openTest(b, nil)
+	ctx := context.Background()
+	subjects := []string{"invoice", "login", "deploy", "pagination", "report", "backup", "search", "upload"}
+	for i := range n {
+		subj := subjects[i%len(subjects)]
+		sk := Skill{Name: fmt.Sprintf("pack.bench.%s_%03d", subj, i), Title: "Handle " + subj + " task " + fmt.Sprint(i),
+			Trigger: "The task involves " + subj + " work of kind " + fmt.Sprint(i), TaskType: "domain", Origin: OriginPack,
+			Preconditions: []string{"Access to the " + subj + " system"},
+			FailureModes:  []string{"The " + subj + " system times out: retry once", "Permission denied: ask the user"}}
+		for j := range 8 {
+			sk.Steps = append(sk.Steps, fmt.Sprintf("Step %d of the %s procedure: check the page, fill the fields and confirm", j+1, subj))
+		}
+		if err := s.PutSkill(ctx, sk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+func BenchmarkRelevant(b *testing.B) {
+	s := benchSkills(b, 500)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Relevant(ctx, RelevantRequest{Task: "reconcile the invoice totals for March"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGetSkills(b *testing.B) {
+	s := benchSkills(b, 500)
+	ctx := context.Background()
+	names := []string{"pack.bench.invoice_000", "pack.bench.login_001", "pack.bench.deploy_002"}
+	visible := func(string) bool { return true }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.GetSkills(ctx, SkillGetRequest{Names: names, VisibleTool: visible}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDirectory(b *testing.B) {
+	s := benchSkills(b, 500)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := s.Directory(ctx, DirectoryConfig{}, Scope{TenantID: "t", ProjectID: "p"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.Render()
 	}
 }
