@@ -557,3 +557,56 @@ func TestRedactionInOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestRetrievalHammer runs every retrieval call from many goroutines at
+// once: under -race this checks the store's locking, and the use counts
+// must add up exactly.
+func TestRetrievalHammer(t *testing.T) {
+	s, _ := relevantStore(t, nil)
+	ctx := context.Background()
+	const workers, rounds = 8, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				var err error
+				switch (w + i) % 4 {
+				case 0:
+					_, err = s.GetSkills(ctx, SkillGetRequest{Names: []string{"pack.docs.release_notes"}})
+				case 1:
+					_, err = s.ListSkills(ctx, SkillListRequest{PageSize: 2})
+				case 2:
+					var d *Directory
+					if d, err = s.Directory(ctx, DirectoryConfig{}, Scope{}); err == nil {
+						d.Render()
+					}
+				case 3:
+					_, err = s.Relevant(ctx, RelevantRequest{Task: "parse ISO dates"})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	found, err := s.skillsByName(ctx, Scope{}, []string{"pack.docs.release_notes", "pack.core.code.parse_iso_dates"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := workers * rounds / 4
+	if got := found["pack.docs.release_notes"].UseCount; got != calls {
+		t.Errorf("release_notes use_count %d, want %d", got, calls)
+	}
+	if got := found["pack.core.code.parse_iso_dates"].UseCount; got != calls {
+		t.Errorf("parse_iso_dates use_count %d, want %d", got, calls)
+	}
+}
