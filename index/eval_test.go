@@ -128,6 +128,9 @@ func (p *plainBM25) search(ctx context.Context, query string, limit int) ([]stri
 // a plain single-column bm25 baseline, and fails if the index is not clearly
 // better. Run with -v to see the figures.
 func TestRetrievalQuality(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the figures do not depend on the race detector, which makes this run take minutes")
+	}
 	cat, queries := loadEvalSet(t)
 	tools := evalTools(cat)
 	ctx := context.Background()
