@@ -91,13 +91,17 @@ func (e *Engine) syncSkills(ctx context.Context) error {
 	for _, se := range e.cat.Skills() {
 		byPack[se.Skill.Pack] = append(byPack[se.Skill.Pack], indexSkill(se.Skill))
 	}
-	stored, err := e.idx.Packs(ctx, e.cfg.Scope)
-	if err != nil {
-		return err
-	}
-	for _, p := range stored {
-		if _, ok := byPack[p]; !ok {
-			byPack[p] = nil
+	// A pack may have moved scope since the last run: look in every scope
+	// the engine could have stored it in.
+	for _, sc := range e.storeScopes() {
+		stored, err := e.idx.Packs(ctx, sc)
+		if err != nil {
+			return err
+		}
+		for _, p := range stored {
+			if _, ok := byPack[p]; !ok {
+				byPack[p] = nil
+			}
 		}
 	}
 	names := make([]string, 0, len(byPack))
@@ -107,7 +111,16 @@ func (e *Engine) syncSkills(ctx context.Context) error {
 	sort.Strings(names)
 	for _, p := range names {
 		g := e.op.Pack(p)
-		rep, err := e.idx.LoadPack(ctx, p, byPack[p], index.PackOptions{UpdateExisting: g.UpdateExisting, Pinned: g.Pinned, Scope: e.cfg.Scope})
+		at := e.packScope(g.ScopeMode)
+		for _, sc := range e.storeScopes() {
+			if sc != at {
+				// Drop what an earlier run stored at another scope.
+				if _, err := e.idx.LoadPack(ctx, p, nil, index.PackOptions{UpdateExisting: true, Scope: sc}); err != nil {
+					return fmt.Errorf("indexing the skills of pack %s: %w", p, err)
+				}
+			}
+		}
+		rep, err := e.idx.LoadPack(ctx, p, byPack[p], index.PackOptions{UpdateExisting: g.UpdateExisting, Pinned: g.Pinned, Scope: at})
 		if err != nil {
 			e.problems = append(e.problems, fmt.Errorf("indexing the skills of pack %s: %w", p, err))
 			continue
@@ -115,6 +128,33 @@ func (e *Engine) syncSkills(ctx context.Context) error {
 		e.reports = append(e.reports, rep)
 	}
 	return nil
+}
+
+// packScope is where a pack's skills are stored: the pack's scope_mode
+// filled with the engine's tenant and project, or global when the engine
+// has no tenant (or project) to give it.
+func (e *Engine) packScope(mode string) index.Scope {
+	t, p := e.cfg.Scope.TenantID, e.cfg.Scope.ProjectID
+	switch {
+	case mode == index.ScopeProject && p != "":
+		return index.Scope{Mode: index.ScopeProject, TenantID: t, ProjectID: p}
+	case (mode == index.ScopeProject || mode == index.ScopeTenant) && t != "":
+		return index.Scope{Mode: index.ScopeTenant, TenantID: t}
+	}
+	return index.Scope{Mode: index.ScopeGlobal}
+}
+
+// storeScopes are the scopes packScope can give.
+func (e *Engine) storeScopes() []index.Scope {
+	seen := map[index.Scope]bool{}
+	var out []index.Scope
+	for _, m := range []string{index.ScopeGlobal, index.ScopeTenant, index.ScopeProject} {
+		if sc := e.packScope(m); !seen[sc] {
+			seen[sc] = true
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // indexSkill turns a loaded skill into its index record.

@@ -76,3 +76,40 @@ func TestDiscoveryHidesUnknownTools(t *testing.T) {
 		t.Errorf("skill_get dropped a visible tool:\n%s", got.FormattedContext)
 	}
 }
+
+// Skills stored for one tenant's project are never seen from another's,
+// even through the same index file.
+func TestSkillScopes(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "rotate.skill.yaml"), []byte("title: Rotate the acme signing key\ntrigger: rotate the acme signing key\nsteps: [Open the vault, Rotate the key]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(t.TempDir(), "index.db")
+	a := open(t, skillhost.Config{NoBundled: true, PackDirs: []string{ws}, IndexPath: idx, Scope: index.Scope{TenantID: "t1", ProjectID: "p1"}})
+	res, err := a.SearchSkills(ctx, index.SkillQuery{Query: "rotate acme signing key"})
+	if err != nil || len(res.Skills) != 1 {
+		t.Fatalf("own scope: %+v %v", res, err)
+	}
+	name := res.Skills[0].Name
+	a.Close(ctx)
+
+	b := open(t, skillhost.Config{NoBundled: true, IndexPath: idx, Scope: index.Scope{TenantID: "t2", ProjectID: "p1"}})
+	for _, st := range []string{"fts", "regex", "exact"} {
+		q := "rotate acme signing key"
+		if st != "fts" {
+			q = name
+		}
+		res, err := b.SearchSkills(ctx, index.SkillQuery{Query: q, SearchType: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Skills) != 0 {
+			t.Errorf("%s search from another tenant found %+v", st, res.Skills)
+		}
+	}
+	got, err := b.GetSkills(ctx, index.SkillGetRequest{Names: []string{name}})
+	if err != nil || len(got.Skills) != 0 || len(got.Missing) != 1 {
+		t.Errorf("skill_get from another tenant: %+v %v", got, err)
+	}
+}

@@ -84,8 +84,10 @@ type Config struct {
 	IndexPath string
 	// Index adjusts the discovery index (nil: defaults).
 	Index *index.Options
-	// Scope is where the skills of the loaded sources are stored and which
-	// stored skills searches see. The zero Scope is global.
+	// Scope is the tenant and project this engine serves: searches see the
+	// skills of this scope, and a pack's skills are stored at its
+	// scope_mode (project by default) filled with these IDs — global when
+	// the engine has none. The zero Scope is global.
 	Scope index.Scope
 }
 

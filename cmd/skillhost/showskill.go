@@ -35,8 +35,9 @@ func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON boo
 	env := map[string]string{}
 	var missing []error
 	if s.Subagent != nil && len(s.Subagent.Env) > 0 {
-		_, err := op.SkillEnv(s)
-		missing = flatten(err)
+		if _, err := op.SkillEnv(s); err != nil {
+			missing = flatten(err)
+		}
 		for _, name := range s.Subagent.Env {
 			env[name] = "set"
 		}
