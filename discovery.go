@@ -238,42 +238,40 @@ func (e *Engine) SearchSkills(ctx context.Context, q index.SkillQuery) (*index.S
 	return e.idx.SearchSkills(ctx, q)
 }
 
+// runView fills the caller's part of a skill request: the engine's scope
+// when none is given, and the tools the text may name.
+func (e *Engine) runView(sc *index.Scope, visible *func(string) bool, known *[]string) {
+	if sc != nil && *sc == (index.Scope{}) {
+		*sc = e.cfg.Scope
+	}
+	*visible = both(e.visibleTool, *visible)
+	*known = append(*known, e.toolNames()...)
+}
+
 // GetSkills runs skill_get. References to tools the engine does not have,
 // or r.VisibleTool refuses, are rewritten out of the returned text.
 func (e *Engine) GetSkills(ctx context.Context, r index.SkillGetRequest) (*index.SkillGetResult, error) {
-	if r.Scope == (index.Scope{}) {
-		r.Scope = e.cfg.Scope
-	}
-	r.VisibleTool = both(e.visibleTool, r.VisibleTool)
-	r.KnownTools = append(r.KnownTools, e.toolNames()...)
+	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
 	return e.idx.GetSkills(ctx, r)
 }
 
 // ListSkills runs skill_list.
 func (e *Engine) ListSkills(ctx context.Context, r index.SkillListRequest) (*index.SkillListResult, error) {
-	if r.Scope == (index.Scope{}) {
-		r.Scope = e.cfg.Scope
-	}
-	r.VisibleTool = both(e.visibleTool, r.VisibleTool)
-	r.KnownTools = append(r.KnownTools, e.toolNames()...)
+	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
 	return e.idx.ListSkills(ctx, r)
 }
 
 // Relevant retrieves the skills for a task, within a token budget, as a
 // block ready to inject into a prompt.
 func (e *Engine) Relevant(ctx context.Context, r index.RelevantRequest) (*index.RelevantResult, error) {
-	if r.Scope == (index.Scope{}) {
-		r.Scope = e.cfg.Scope
-	}
-	r.VisibleTool = both(e.visibleTool, r.VisibleTool)
-	r.KnownTools = append(r.KnownTools, e.toolNames()...)
+	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
 	return e.idx.Relevant(ctx, r)
 }
 
-// Directory returns the skill directory for a prompt.
+// Directory returns the skill directory of the engine's scope for a
+// prompt.
 func (e *Engine) Directory(ctx context.Context, d index.DirectoryConfig) (*index.Directory, error) {
-	d.VisibleTool = both(e.visibleTool, d.VisibleTool)
-	d.KnownTools = append(d.KnownTools, e.toolNames()...)
+	e.runView(nil, &d.VisibleTool, &d.KnownTools)
 	return e.idx.Directory(ctx, d, e.cfg.Scope)
 }
 
