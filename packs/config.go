@@ -1032,7 +1032,9 @@ func (c *Config) SkillSettings(s *Skill) SkillSettings {
 	switch {
 	case own.MaxIterations != 0:
 		out.MaxIterations = own.MaxIterations
-	case out.MaxIterations == 0:
+	case def.MaxIterations != 0 && (s.Subagent == nil || !s.Subagent.MaxIterationsSet):
+		// The skill's own bound is the format default: the operator's
+		// default replaces it.
 		out.MaxIterations = def.MaxIterations
 	}
 	switch {

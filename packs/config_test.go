@@ -408,9 +408,13 @@ enabled = true
 		want  SkillSettings
 	}{
 		{&Skill{Name: "plain"}, SkillSettings{Enabled: false, Model: "default", MaxIterations: 20, AllowChatIDs: []string{"1"}}},
-		{&Skill{Name: "on", Subagent: &Subagent{Model: "from-file", MaxIterations: 7}},
+		{&Skill{Name: "on", Subagent: &Subagent{Model: "from-file", MaxIterations: 7, MaxIterationsSet: true}},
 			SkillSettings{Enabled: true, Model: "from-file", MaxIterations: 7}},
-		{&Skill{Name: "own", Subagent: &Subagent{Model: "from-file", MaxIterations: 7}},
+		// An agent skill that declares no bound carries the format default,
+		// which [skills.defaults] replaces.
+		{&Skill{Name: "plain-agent", Subagent: &Subagent{MaxIterations: DefaultMaxIterations}},
+			SkillSettings{Enabled: false, Model: "default", MaxIterations: 20, AllowChatIDs: []string{"1"}}},
+		{&Skill{Name: "own", Subagent: &Subagent{Model: "from-file", MaxIterations: 7, MaxIterationsSet: true}},
 			SkillSettings{Enabled: true, Model: "configured", MaxIterations: 4, AllowChatIDs: []string{"1"}}},
 	}
 	for _, tt := range tests {

@@ -92,6 +92,9 @@ type Subagent struct {
 	Model string `json:"model,omitempty"`
 	// MaxIterations bounds the subagent's loop (default 10).
 	MaxIterations int `json:"max_iterations"`
+	// MaxIterationsSet says the skill declared max_iterations itself, so
+	// [skills.defaults] does not replace it.
+	MaxIterationsSet bool `json:"-"`
 	// Env names the environment variables the skill needs; the values come
 	// only from the operator's config.
 	Env []string `json:"env,omitempty"`

@@ -215,7 +215,7 @@ func (p *skillParser) read(s *Skill, dirName string) {
 	sa.Model = strings.TrimSpace(p.str("model"))
 	if n, ok := p.fields["max_iterations"].(json.Number); ok {
 		if i, err := strconv.Atoi(string(n)); err == nil && i >= 1 && i <= 100 {
-			sa.MaxIterations = i
+			sa.MaxIterations, sa.MaxIterationsSet = i, true
 		}
 	}
 	sa.Env = dedupe(p.list("env"))

@@ -147,7 +147,7 @@ func TestParseSkillMDFields(t *testing.T) {
 	t.Run("subagent settings", func(t *testing.T) {
 		s := load("subagent", "inbox-helper")
 		want := &Subagent{
-			Model: "small", MaxIterations: 6, Env: []string{"MAIL_SIGNATURE"},
+			Model: "small", MaxIterations: 6, MaxIterationsSet: true, Env: []string{"MAIL_SIGNATURE"},
 			Capabilities: []string{"gog.email", "gog.calendar"}, ChatTypes: []string{"private"},
 			Sensitive: true, Authors: []string{"ana", "bruno"},
 			Rationale: "Keeps mailbox access out of the main conversation.", Packages: []string{"jq"},
