@@ -60,7 +60,7 @@ func TestConfigGolden(t *testing.T) {
 			if cfg != nil {
 				got.String = strings.Split(strings.TrimSpace(cfg.String()), "\n")
 				for _, sk := range []*Skill{
-					{Name: "research", Subagent: &Subagent{Model: "sonnet", MaxIterations: 5}},
+					{Name: "research", Subagent: &Subagent{Model: "sonnet", MaxIterations: 5, MaxIterationsSet: true}},
 					{Name: "code-review"},
 					{Name: "other", Subagent: &Subagent{MaxIterations: 0}},
 				} {
