@@ -98,7 +98,7 @@ func TestHammerConcurrentUse(t *testing.T) {
 				return err
 			}
 			if len(res.Skills) != 1 {
-				return fmt.Errorf("%s skill search saw %d skills", st, len(res.Skills))
+				return fmt.Errorf("%s skill search (scope t%d) saw %d skills: %+v", st, w%3, len(res.Skills), res.Skills)
 			}
 			return nil
 		})
@@ -107,5 +107,51 @@ func TestHammerConcurrentUse(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestSearchSeesOneSnapshot loads a tenant copy of a global skill while a
+// tenant searches for it. Each search must see the skill exactly once: the
+// global copy before the tenant copy exists, the tenant copy after, never
+// neither (which a search whose statements saw different commits would).
+func TestSearchSeesOneSnapshot(t *testing.T) {
+	rounds := 10
+	if raceEnabled {
+		rounds = 3
+	}
+	ctx := context.Background()
+	for range rounds {
+		s := openTest(t, nil)
+		if _, err := s.LoadPack(ctx, "core", packSkills(), PackOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				skills := packSkills()
+				skills[0].Steps = append(skills[0].Steps, fmt.Sprintf("step %d", i))
+				if _, err := s.LoadPack(ctx, "core", skills, PackOptions{UpdateExisting: true, Scope: Scope{TenantID: fmt.Sprintf("t%d", i%3)}}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+		for range 30 {
+			for _, st := range []string{SearchFTS, SearchExact} {
+				q := "login"
+				if st == SearchExact {
+					q = "pack.core.login_basic"
+				}
+				res, err := s.SearchSkills(ctx, SkillQuery{Query: q, SearchType: st, Scope: Scope{TenantID: "t0"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Skills) != 1 {
+					t.Fatalf("%s search saw %d copies of the skill", st, len(res.Skills))
+				}
+			}
+		}
+		wg.Wait()
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -315,16 +317,139 @@ func (s *Store) sortHits(hits []*hit, limit int) []*hit {
 type ftsPlan struct {
 	// nameSQL selects name matches; its arguments are ?1 and ?2 (the range of
 	// lower-case names starting with the query), ?3 and ?4 (the same for name
-	// words), then the filter arguments and the LIMIT.
+	// words), then args and the LIMIT.
 	nameSQL string
-	// textSQL selects bm25 matches; its arguments are the MATCH expression,
-	// the filter arguments and the LIMIT.
-	textSQL  string
-	args     []any // filter arguments
+	args    []any // arguments of nameSQL's filter
+	// textSQL ranks full-text matches; its arguments are the MATCH
+	// expression and the LIMIT.
+	textSQL string
+	// text names the full-text index for statistics.
+	text *ftsText
+	// filters are the groups of search_filter tokens a row needs one of.
+	filters  [][]string
 	scan     func(rowScanner, *hit) error
 	scanText func(rowScanner, *hit) error // scan plus the bm25 column
 	// keep drops the candidates the caller may not see, keeping the order.
 	keep func(ctx context.Context, hs []*hit) ([]*hit, error)
+	// extra are further statements keep may run.
+	extra []string
+	// names returns the name-match candidates, in order, from the store's
+	// snapshot when that is of the generation rd sees (ok false otherwise:
+	// then nameSQL runs).
+	names func(ctx context.Context, rd *readTx, key, terms string) (hits []*hit, ok bool, err error)
+}
+
+// statements lists the queries the plan may run, to prepare them before the
+// read transaction.
+func (p ftsPlan) statements() []string {
+	return append([]string{p.nameSQL, p.textSQL, p.text.countSQL(), p.text.dfSQL(), generationSQL}, p.extra...)
+}
+
+// ftsText is one full-text index: its tables and column groups, and cached
+// document frequencies of query words.
+type ftsText struct {
+	fts, table string
+	textCols   string // the columns words are searched in, as an FTS5 column set
+	nameCols   string // the short, distinctive columns (name words, tags)
+
+	mu  sync.Mutex
+	gen uint64         // store write generation the cache belongs to
+	n   int            // rows
+	df  map[string]int // documents matching each word in textCols
+}
+
+func (t *ftsText) countSQL() string { return `SELECT count(*) FROM ` + t.table }
+
+func (t *ftsText) dfSQL() string {
+	return `SELECT count(*) FROM ` + t.fts + ` WHERE ` + t.fts + ` MATCH ?`
+}
+
+// commonDocs is the document frequency above which a query word counts as
+// common. Common words are left out of the MATCH expression when the query
+// has other words (and searched everywhere only when the rest finds
+// nothing). Ranking every document holding a word that is everywhere costs
+// about a microsecond per document in this SQLite, and bm25 gives such
+// words little weight anyway: on the evaluation set, treating words in more
+// than 5% of the tools as common cost 0.013 MRR@10, in more than 11% 0.002
+// (see RATIONALE-index.md). Small catalogues never prune.
+var commonDocs = func(rows int) int { return max(256, rows/20) }
+
+// stats returns the row count and the document frequency of each word,
+// from the cache when the store has not been written since.
+func (s *Store) stats(ctx context.Context, rd *readTx, t *ftsText, words []string) (int, []int, error) {
+	gen := s.writeGen.Load()
+	t.mu.Lock()
+	if t.df == nil || t.gen != gen {
+		t.df, t.gen, t.n = make(map[string]int), gen, -1
+	}
+	n := t.n
+	dfs := make([]int, len(words))
+	var missing []int
+	for i, w := range words {
+		if d, ok := t.df[w]; ok {
+			dfs[i] = d
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	t.mu.Unlock()
+	if n < 0 {
+		if err := rd.scanOne(ctx, t.countSQL(), []any{&n}); err != nil {
+			return 0, nil, err
+		}
+	}
+	for _, i := range missing {
+		if err := rd.scanOne(ctx, t.dfSQL(), []any{&dfs[i]},
+			t.textCols+" : "+quoteFTS(words[i])); err != nil {
+			return 0, nil, err
+		}
+	}
+	t.mu.Lock()
+	if t.gen == gen {
+		t.n = n
+		for _, i := range missing {
+			t.df[words[i]] = dfs[i]
+		}
+	}
+	t.mu.Unlock()
+	return n, dfs, nil
+}
+
+// textExprs builds the MATCH expressions for query words: the full one (any
+// word in any text column) and the pruned one tried first: the words that
+// are not common, or, when all are, the common words in the name and tag
+// columns only. Words no document has are left out; "" means nothing can
+// match.
+func (s *Store) textExprs(ctx context.Context, rd *readTx, p ftsPlan, words []string) (pruned, full string, err error) {
+	n, dfs, err := s.stats(ctx, rd, p.text, words)
+	if err != nil {
+		return "", "", err
+	}
+	limit := commonDocs(n)
+	var all, rare, common []string
+	for i, w := range words {
+		switch {
+		case dfs[i] == 0:
+		case dfs[i] > limit:
+			common = append(common, w)
+			all = append(all, w)
+		default:
+			rare = append(rare, w)
+			all = append(all, w)
+		}
+	}
+	if len(all) == 0 {
+		return "", "", nil
+	}
+	full = filterExpr(p.text.textCols+" : ("+ftsExpr(all, false)+")", p.filters...)
+	if len(common) == 0 {
+		return full, full, nil
+	}
+	expr := p.text.nameCols + " : (" + ftsExpr(common, false) + ")"
+	if len(rare) > 0 {
+		expr = p.text.textCols + " : (" + ftsExpr(rare, false) + ")"
+	}
+	return filterExpr(expr, p.filters...), full, nil
 }
 
 // preLess orders fts candidates before scoring: by tier, by bm25 within the
@@ -352,36 +477,44 @@ func (s *Store) preLess(a, b *hit) bool {
 // ftsSearch runs an "fts" search: whole-name and name-prefix matches first
 // (indexed range scans), then bm25 matches of the query words, each filtered
 // by plan.keep before it can take a result slot.
-func (s *Store) ftsSearch(ctx context.Context, req searchReq, p ftsPlan) ([]*hit, error) {
+func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsPlan) ([]*hit, error) {
 	key := strings.ToLower(req.trimmed)
 	terms := nameTerms(req.trimmed)
 	termLo, termHi := terms, prefixUpper(terms)
 	if terms == "" {
 		termLo, termHi = "\xff", "\xff" // an empty range
 	}
+	// Name matches rank above all text matches and come in the final order
+	// among them, so the first visible ones are the answer.
+	cands, ok, err := p.names(ctx, rd, key, terms)
+	if err != nil {
+		return nil, err
+	}
 	var out []*hit
-	// Name matches rank above all text matches and the SQL order is the
-	// final order among them, so the first visible ones are the answer.
-	err := s.fetchWindows(ctx, p.nameSQL, []any{key, prefixUpper(key), termLo, termHi}, p.args, req.limit, p.scan, p.keep,
-		func(kept []*hit, full bool) bool {
-			out = kept
-			for _, h := range out {
-				lower := strings.ToLower(h.name)
-				switch {
-				case lower == key || (terms != "" && nameTerms(h.name) == terms):
-					h.tier = tierName
-				case strings.HasPrefix(lower, key):
-					h.tier = tierPrefix
-				default:
-					h.tier = tierWordPrefix
+	if ok {
+		out, err = takeKept(ctx, cands, req.limit, p.keep)
+	} else {
+		err = s.fetchWindows(ctx, rd, p.nameSQL, []any{key, prefixUpper(key), termLo, termHi}, p.args, req.limit, p.scan, p.keep,
+			func(kept []*hit, full bool) bool {
+				out = kept
+				for _, h := range out {
+					lower := strings.ToLower(h.name)
+					switch {
+					case lower == key || (terms != "" && nameTerms(h.name) == terms):
+						h.tier = tierName
+					case strings.HasPrefix(lower, key):
+						h.tier = tierPrefix
+					default:
+						h.tier = tierWordPrefix
+					}
 				}
-			}
-			if len(out) >= req.limit {
-				out = out[:req.limit]
-				return true
-			}
-			return !full
-		})
+				if len(out) >= req.limit {
+					out = out[:req.limit]
+					return true
+				}
+				return !full
+			})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -391,35 +524,45 @@ func (s *Store) ftsSearch(ctx context.Context, req searchReq, p ftsPlan) ([]*hit
 	}
 	words := queryTerms(req.trimmed)
 	if need := req.limit - len(out); need > 0 && len(words) > 0 {
-		var text []*hit
-		err = s.fetchWindows(ctx, p.textSQL, []any{ftsExpr(words, false)}, p.args, need, p.scanText, p.keep,
-			func(kept []*hit, full bool) bool {
-				text = text[:0]
-				for _, h := range kept {
-					if !seen[h.name] {
-						h.tier = tierText
-						text = append(text, h)
-					}
-				}
-				if len(text) < need {
-					return !full // exhausted, or fetch a larger window
-				}
-				// Keep every candidate tied with the last one that fits:
-				// the contract order decides among equal scores, not
-				// SQLite's row order.
-				cut := text[need-1].r
-				n := need
-				for n < len(text) && text[n].r == cut {
-					n++
-				}
-				if n == len(text) && full {
-					return false // the ties may go on past the window
-				}
-				text = text[:n]
-				return true
-			})
+		pruned, full, err := s.textExprs(ctx, rd, p, words)
 		if err != nil {
 			return nil, err
+		}
+		var text []*hit
+		collect := func(kept []*hit, more bool) bool {
+			text = text[:0]
+			for _, h := range kept {
+				if !seen[h.name] {
+					h.tier = tierText
+					text = append(text, h)
+				}
+			}
+			if len(text) < need {
+				return !more // exhausted, or fetch a larger window
+			}
+			// Keep every candidate tied with the last one that fits: the
+			// contract order decides among equal scores, not SQLite's row
+			// order.
+			cut := text[need-1].r
+			n := need
+			for n < len(text) && text[n].r == cut {
+				n++
+			}
+			if n == len(text) && more {
+				return false // the ties may go on past the window
+			}
+			text = text[:n]
+			return true
+		}
+		if pruned != "" {
+			err = s.fetchWindows(ctx, rd, p.textSQL, []any{pruned}, nil, need, p.scanText, p.keep, collect)
+			if err == nil && len(out)+len(text) == 0 && full != pruned {
+				// Nothing without the common words: search them everywhere.
+				err = s.fetchWindows(ctx, rd, p.textSQL, []any{full}, nil, need, p.scanText, p.keep, collect)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, text...)
 	}
@@ -431,24 +574,41 @@ func (s *Store) ftsSearch(ctx context.Context, req searchReq, p ftsPlan) ([]*hit
 	return s.sortHits(out, req.limit), nil
 }
 
+// takeKept passes candidates through keep a window at a time until limit
+// of them are kept.
+func takeKept(ctx context.Context, cands []*hit, limit int, keep func(context.Context, []*hit) ([]*hit, error)) ([]*hit, error) {
+	var out []*hit
+	window := 2*limit + 8
+	for len(cands) > 0 && len(out) < limit {
+		n := min(window, len(cands))
+		kept, err := keep(ctx, cands[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kept...)
+		cands = cands[n:]
+		window *= 4
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
 // fetchWindows runs query with args, filter arguments and a LIMIT, growing
 // the window until done accepts the candidates or the rows run out. done sees
 // the rows plan.keep kept, in SQL order; full says the window was filled, so
 // more rows may exist.
-func (s *Store) fetchWindows(ctx context.Context, query string, args, filterArgs []any, need int,
+func (s *Store) fetchWindows(ctx context.Context, rd *readTx, query string, args, filterArgs []any, need int,
 	scan func(rowScanner, *hit) error, keep func(context.Context, []*hit) ([]*hit, error),
 	done func(kept []*hit, full bool) bool) error {
-	st, err := s.stmt(ctx, query)
-	if err != nil {
-		return err
-	}
 	window := 2*need + 8
 	all := make([]any, 0, len(args)+len(filterArgs)+1)
 	for {
 		all = append(append(append(all[:0], args...), filterArgs...), window)
-		rows, err := st.QueryContext(ctx, all...)
+		rows, err := rd.query(ctx, query, all...)
 		if err != nil {
-			return s.wrapErr(err)
+			return err
 		}
 		var batch []*hit
 		for rows.Next() {
@@ -495,12 +655,24 @@ func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult
 	}
 	var hits []*hit
 	switch req.effective {
-	case SearchExact:
-		hits, err = s.exactTools(ctx, req, q)
 	case SearchRegex:
 		hits, err = s.regexTools(ctx, req, q)
+	case SearchExact:
+		exact := exactToolSQL(q)
+		if err = s.prepare(ctx, exact[:]...); err == nil {
+			err = s.read(ctx, func(rd *readTx) (err error) {
+				hits, err = s.exactTools(ctx, rd, req, q, exact)
+				return err
+			})
+		}
 	default:
-		hits, err = s.ftsSearch(ctx, req, s.toolPlan(q))
+		p := s.toolPlan(q)
+		if err = s.prepare(ctx, p.statements()...); err == nil {
+			err = s.read(ctx, func(rd *readTx) (err error) {
+				hits, err = s.ftsSearch(ctx, rd, req, p)
+				return err
+			})
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index: tool search: %w", err)
@@ -516,13 +688,17 @@ func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult
 	return res, nil
 }
 
+// useSnapshotNames lets "fts" searches take name matches from a current
+// snapshot; tests turn it off to compare with the SQL path.
+var useSnapshotNames = true
+
 // nameTierSQL computes the tier of a name match in SQL, as ftsSearch does in
 // Go.
 const nameTierSQL = `CASE WHEN t.name_key = ?1 OR t.name_terms = ?3 THEN 0
 	WHEN t.name_key >= ?1 AND t.name_key < ?2 THEN 1 ELSE 2 END`
 
-// toolWeights are the bm25 column weights of tools_fts: name words, description,
-// tags, parameters, examples.
+// toolWeights are the bm25 column weights of tools_fts: name words,
+// description, tags, parameters, examples.
 var toolWeights = [5]float64{4, 2, 4, 1, 1}
 
 const toolCols = `t.name, t.namespace, t.side_rank, t.description, t.loading_mode`
@@ -535,24 +711,48 @@ func scanToolRanked(r rowScanner, h *hit) error {
 	return r.Scan(&h.name, &h.ns, &h.side, &h.desc, &h.loading, &h.r)
 }
 
+// rankSQL ranks the rows of a full-text index matching ?1 (and the rowid
+// condition cond) by weighted bm25, best first, at most ?2 of them, and only
+// then joins their records, so that unreturned matches never cost a lookup.
+func rankSQL(cols, fts string, weights []float64, table, id, cond string) string {
+	ws := make([]string, len(weights))
+	for i, w := range weights {
+		ws[i] = strconv.FormatFloat(w, 'g', -1, 64)
+	}
+	return `SELECT ` + cols + `, f.r FROM (SELECT rowid AS rid, bm25(` + fts + `, ` + strings.Join(ws, ", ") + `) AS r
+		FROM ` + fts + ` WHERE ` + fts + ` MATCH ?` + cond + ` ORDER BY r LIMIT ?) f
+		JOIN ` + table + ` t ON t.` + id + ` = f.rid ORDER BY f.r`
+}
+
 // toolPlan builds the statements of an "fts" tool search.
 func (s *Store) toolPlan(q ToolQuery) ftsPlan {
-	filter := ""
+	filter, rowids := "", ""
 	if !q.IncludeAlwaysLoaded {
 		filter = " AND t.loading_mode <> 'always'"
+		rowids = " AND rowid < " + strconv.Itoa(alwaysBase)
 	}
-	w := toolWeights
 	return ftsPlan{
 		nameSQL: `SELECT ` + toolCols + ` FROM tools t
 			WHERE ((t.name_key >= ?1 AND t.name_key < ?2) OR (t.name_terms >= ?3 AND t.name_terms < ?4))` + filter + `
-			ORDER BY ` + nameTierSQL + `, ` +
-			s.nsOrderSQL("t.namespace") + `t.side_rank, length(t.name), t.name LIMIT ?`,
-		textSQL: fmt.Sprintf(`SELECT `+toolCols+`, bm25(tools_fts, %g, %g, %g, %g, %g) AS r
-			FROM tools_fts JOIN tools t ON t.id = tools_fts.rowid
-			WHERE tools_fts MATCH ?`+filter+` ORDER BY r LIMIT ?`, w[0], w[1], w[2], w[3], w[4]),
+			ORDER BY ` + nameTierSQL + `, ` + s.nsOrderSQL("t.namespace") + `t.side_rank, length(t.name), t.name LIMIT ?`,
+		textSQL:  rankSQL(toolCols, "tools_fts", toolWeights[:], "tools", "id", rowids),
+		text:     &s.toolText,
 		scan:     scanTool,
 		scanText: scanToolRanked,
 		keep:     func(_ context.Context, hs []*hit) ([]*hit, error) { return visibleTools(hs, q.Visible), nil },
+		names: func(ctx context.Context, rd *readTx, key, terms string) ([]*hit, bool, error) {
+			gen, err := rd.generation(ctx)
+			if err != nil {
+				return nil, false, err
+			}
+			snap := s.at(&s.toolSnaps, gen)
+			if snap == nil || !useSnapshotNames {
+				return nil, false, nil
+			}
+			return s.nameCands(snap, key, terms, func(e *snapEntry) bool {
+				return q.IncludeAlwaysLoaded || e.loading != LoadingAlways
+			}), true, nil
+		},
 	}
 }
 
@@ -569,22 +769,28 @@ func visibleTools(hs []*hit, visible func(string) bool) []*hit {
 	return out
 }
 
-// exactTools finds the tool with exactly this name or, failing that, the
-// tools whose name equals it case-insensitively.
-func (s *Store) exactTools(ctx context.Context, req searchReq, q ToolQuery) ([]*hit, error) {
+// exactToolSQL are the statements of an exact tool search: by name, then
+// by lower-case name.
+func exactToolSQL(q ToolQuery) [2]string {
 	filter := ""
 	if !q.IncludeAlwaysLoaded {
 		filter = " AND t.loading_mode <> 'always'"
 	}
-	for _, query := range []string{
+	return [2]string{
 		`SELECT ` + toolCols + ` FROM tools t WHERE t.name = ?` + filter,
 		`SELECT ` + toolCols + ` FROM tools t WHERE t.name_key = ?` + filter,
-	} {
+	}
+}
+
+// exactTools finds the tool with exactly this name or, failing that, the
+// tools whose name equals it case-insensitively.
+func (s *Store) exactTools(ctx context.Context, rd *readTx, req searchReq, q ToolQuery, stmts [2]string) ([]*hit, error) {
+	for i, query := range stmts {
 		arg := req.trimmed
-		if strings.Contains(query, "name_key") {
+		if i == 1 {
 			arg = strings.ToLower(arg)
 		}
-		hits, err := s.queryHits(ctx, query, scanTool, arg)
+		hits, err := queryHits(ctx, rd, query, scanTool, arg)
 		if err != nil {
 			return nil, err
 		}
@@ -599,91 +805,43 @@ func (s *Store) exactTools(ctx context.Context, req searchReq, q ToolQuery) ([]*
 	return nil, nil
 }
 
-// queryHits runs a prepared query and scans every row.
-func (s *Store) queryHits(ctx context.Context, query string, scan func(rowScanner, *hit) error, args ...any) ([]*hit, error) {
-	st, err := s.stmt(ctx, query)
+// queryHits runs a query and scans every row.
+func queryHits(ctx context.Context, rd *readTx, query string, scan func(rowScanner, *hit) error, args ...any) ([]*hit, error) {
+	rows, err := rd.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, s.wrapErr(err)
 	}
 	defer rows.Close()
 	var hits []*hit
 	for rows.Next() {
 		h := &hit{}
 		if err := scan(rows, h); err != nil {
-			return nil, s.wrapErr(err)
+			return nil, rd.s.wrapErr(err)
 		}
 		h.nlen = nameLen(h.name)
 		hits = append(hits, h)
 	}
-	return hits, s.wrapErr(rows.Err())
-}
-
-// toolSnapshot is an in-memory copy of the searchable tool fields for regex
-// searches, valid while the store generation is unchanged.
-type toolSnapshot struct {
-	gen   int64
-	tools []snapTool
-}
-
-type snapTool struct {
-	hit      hit
-	tagsText string
-}
-
-// tools returns the current tool snapshot, reloading it after any write.
-func (s *Store) toolsSnapshot(ctx context.Context) (*toolSnapshot, error) {
-	gen, err := s.generation(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	if s.toolSnap != nil && s.toolSnap.gen == gen {
-		return s.toolSnap, nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+toolCols+`, t.tags_text FROM tools t`)
-	if err != nil {
-		return nil, s.wrapErr(err)
-	}
-	defer rows.Close()
-	snap := &toolSnapshot{gen: gen}
-	for rows.Next() {
-		var st snapTool
-		if err := rows.Scan(&st.hit.name, &st.hit.ns, &st.hit.side, &st.hit.desc, &st.hit.loading, &st.tagsText); err != nil {
-			return nil, s.wrapErr(err)
-		}
-		st.hit.nlen = nameLen(st.hit.name)
-		snap.tools = append(snap.tools, st)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrapErr(err)
-	}
-	s.toolSnap = snap
-	return snap, nil
+	return hits, rd.s.wrapErr(rows.Err())
 }
 
 // regexTools matches the pattern against every tool's name, description and
 // tags.
 func (s *Store) regexTools(ctx context.Context, req searchReq, q ToolQuery) ([]*hit, error) {
-	snap, err := s.toolsSnapshot(ctx)
+	snap, err := s.current(ctx, &s.toolSnaps)
 	if err != nil {
 		return nil, err
 	}
 	var hits []*hit
-	for i := range snap.tools {
-		st := &snap.tools[i]
-		if !q.IncludeAlwaysLoaded && st.hit.loading == LoadingAlways {
+	for i := range snap.entries {
+		e := &snap.entries[i]
+		if !q.IncludeAlwaysLoaded && e.loading == LoadingAlways {
 			continue
 		}
-		sc := req.re.score(st.hit.name, st.hit.desc, st.tagsText)
-		if sc == 0 || (q.Visible != nil && !q.Visible(st.hit.name)) {
+		sc := req.re.score(e.name, e.text...)
+		if sc == 0 || (q.Visible != nil && !q.Visible(e.name)) {
 			continue
 		}
-		h := st.hit
+		h := e.hit
 		h.score = sc
 		hits = append(hits, &h)
 	}

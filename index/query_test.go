@@ -516,3 +516,98 @@ func checkSorted(t *testing.T, s *Store, hits []ToolHit, tools []Tool) {
 		}
 	}
 }
+
+// TestSnapshotNamesMatchSQL checks that name matches taken from the
+// in-memory snapshot equal those the SQL statement finds, for tools and
+// skills, over many queries and filters.
+func TestSnapshotNamesMatchSQL(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ctx := context.Background()
+	s := openTest(t, &Options{PreferredNamespaces: []string{"c", "a"}})
+	tools := randomCatalog(r, 150)
+	mustSync(t, s, tools)
+	for i, sc := range []Scope{{}, {TenantID: "t1"}, {TenantID: "t1", ProjectID: "p1"}, {ProjectID: "p1"}} {
+		var skills []Skill
+		for j, tl := range tools[:40] {
+			skills = append(skills, Skill{Name: tl.Name, Trigger: tl.Description + " x", TaskType: TaskTypes[(i+j)%len(TaskTypes)]})
+		}
+		if _, err := s.LoadPack(ctx, "p", skills, PackOptions{Scope: sc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"read", "read_", "READ_FILE", "web search", "web_s", "r", "user account", "get", "data_", "zz", "list mail"}
+	for _, tl := range tools[:30] {
+		queries = append(queries, tl.Name, tl.Name[:len(tl.Name)/2])
+	}
+	run := func() []any {
+		var out []any
+		for _, q := range queries {
+			for _, always := range []bool{false, true} {
+				res, err := s.SearchTools(ctx, ToolQuery{Query: q, Limit: 20, IncludeAlwaysLoaded: always,
+					Visible: func(n string) bool { return !strings.HasPrefix(n, "image") }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, res)
+			}
+			for _, sc := range []Scope{{}, {TenantID: "t1"}, {TenantID: "t1", ProjectID: "p1"}, {ProjectID: "p1"}, {TenantID: "t2"}} {
+				for _, tt := range []string{"", "api"} {
+					res, err := s.SearchSkills(ctx, SkillQuery{Query: q, Limit: 20, Scope: sc, TaskType: tt})
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, res)
+				}
+			}
+		}
+		return out
+	}
+	// Make sure the snapshots are loaded and current, then compare.
+	if _, err := s.current(ctx, &s.toolSnaps); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.current(ctx, &s.skillSnaps); err != nil {
+		t.Fatal(err)
+	}
+	mem := run()
+	useSnapshotNames = false
+	defer func() { useSnapshotNames = true }()
+	sqlPath := run()
+	if d := cmp.Diff(mem, sqlPath); d != "" {
+		t.Errorf("snapshot and SQL name matches differ (-snapshot +sql):\n%s", d)
+	}
+}
+
+func TestLoadingModeChangeMovesRowidRange(t *testing.T) {
+	s := openTest(t, nil)
+	tools := sampleTools()
+	mustSync(t, s, tools)
+	idOf := func(name string) int64 {
+		var id int64
+		if err := s.db.QueryRow(`SELECT id FROM tools WHERE name = ?`, name).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	if id := idOf("slugify"); id < alwaysBase {
+		t.Errorf("always-loaded tool has rowid %d below %d", id, alwaysBase)
+	}
+	if id := idOf("read_file"); id >= alwaysBase {
+		t.Errorf("deferred tool has rowid %d", id)
+	}
+	tools[4].LoadingMode = LoadingDeferred // slugify
+	tools[2].LoadingMode = LoadingAlways   // read_file
+	rep := mustSync(t, s, tools)
+	if d := cmp.Diff([]string{"read_file", "slugify"}, rep.Changed); d != "" {
+		t.Errorf("changed (-want +got):\n%s", d)
+	}
+	if idOf("slugify") >= alwaysBase || idOf("read_file") < alwaysBase {
+		t.Error("tools did not move range with their loading mode")
+	}
+	if got := names(search(t, s, ToolQuery{Query: "slug"}).Tools); !cmp.Equal(got, []string{"slugify"}) {
+		t.Errorf("deferred slugify: %v", got)
+	}
+	if got := names(search(t, s, ToolQuery{Query: "workspace"}).Tools); !cmp.Equal(got, []string{"write_file"}) {
+		t.Errorf("always-loaded read_file left out: %v", got)
+	}
+}

@@ -86,6 +86,18 @@ var migrations = []string{
 		(SELECT coalesce(group_concat(value, ' '), '') FROM json_each(skills.preconditions)) || ' ' ||
 		(SELECT coalesce(group_concat(value, ' '), '') FROM json_each(skills.failure_modes)));
 	CREATE INDEX skills_pinned ON skills(pinned) WHERE pinned <> 0;`,
+
+	// 4: always-loaded tools move to their own rowid range (see
+	// alwaysBase), and skills get filter tokens (see filter.go; the
+	// expression here must match it), so that the full-text index itself
+	// leaves out what a search may not return.
+	`UPDATE tools SET id = id + 1099511627776 WHERE loading_mode = 'always' AND id < 1099511627776;
+	ALTER TABLE skills ADD COLUMN search_filter TEXT NOT NULL DEFAULT '';
+	UPDATE skills SET search_filter = CASE scope_mode
+		WHEN 'global' THEN 'sg0'
+		WHEN 'tenant' THEN 'st' || hex(scope_tenant_id) || '0'
+		ELSE 'sp' || hex(scope_tenant_id) || 'x' || hex(scope_project_id) || '0' END
+		|| ' tt' || task_type || '0';`,
 }
 
 // migrate brings db from its user_version up to version target, in one
@@ -138,11 +150,12 @@ func detectFTS5(ctx context.Context, db *sql.DB) (bool, error) {
 // ftsVersion names the shape of the full-text tables below. When it differs
 // from the one recorded in index_meta the tables are dropped, recreated and
 // rebuilt from the content tables.
-const ftsVersion = "1"
+const ftsVersion = "2"
 
 // ftsTables are external-content FTS5 tables over tools and skills, kept in
 // step by triggers inside the writing transaction. Column order matters: the
-// bm25 weights in query.go follow it.
+// bm25 weights in query.go and skills_search.go follow it. The last skills
+// column, search_filter, holds filter tokens only (weight 0).
 var ftsTables = []string{
 	`CREATE VIRTUAL TABLE tools_fts USING fts5(
 		name_terms, description, tags_text, params_text, examples_text,
@@ -162,21 +175,21 @@ var ftsTables = []string{
 		VALUES (new.id, new.name_terms, new.description, new.tags_text, new.params_text, new.examples_text);
 	END`,
 	`CREATE VIRTUAL TABLE skills_fts USING fts5(
-		name_terms, title, trigger, description, tags_text, body,
+		name_terms, title, trigger, description, tags_text, body, search_filter,
 		content='skills', content_rowid='seq', tokenize='porter unicode61')`,
 	`CREATE TRIGGER skills_fts_ai AFTER INSERT ON skills BEGIN
-		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body)
-		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body);
+		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
+		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body, new.search_filter);
 	END`,
 	`CREATE TRIGGER skills_fts_ad AFTER DELETE ON skills BEGIN
-		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body)
-		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body);
+		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
+		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body, old.search_filter);
 	END`,
-	`CREATE TRIGGER skills_fts_au AFTER UPDATE OF name_terms, title, trigger, description, tags_text, body ON skills BEGIN
-		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body)
-		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body);
-		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body)
-		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body);
+	`CREATE TRIGGER skills_fts_au AFTER UPDATE OF name_terms, title, trigger, description, tags_text, body, search_filter ON skills BEGIN
+		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
+		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body, old.search_filter);
+		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
+		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body, new.search_filter);
 	END`,
 	`INSERT INTO tools_fts(tools_fts) VALUES ('rebuild')`,
 	`INSERT INTO skills_fts(skills_fts) VALUES ('rebuild')`,

@@ -33,8 +33,8 @@ type SkillSearchResult struct {
 }
 
 // skillWeights are the bm25 column weights of skills_fts: name words, title,
-// trigger, description, tags, body.
-var skillWeights = [6]float64{8, 5, 4, 2.5, 4, 1}
+// trigger, description, tags, body, and 0 for the filter tokens.
+var skillWeights = [7]float64{8, 5, 4, 2.5, 4, 1, 0}
 
 const skillCols = `t.name, t.pack, t.title, t.trigger, t.task_type, t.scope_mode`
 
@@ -67,12 +67,26 @@ func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchRes
 	}
 	var hits []*hit
 	switch req.effective {
-	case SearchExact:
-		hits, err = s.exactSkills(ctx, req, q)
 	case SearchRegex:
 		hits, err = s.regexSkills(ctx, req, q)
+	case SearchExact:
+		exact := exactSkillSQL(q)
+		if err = s.prepare(ctx, exact[0], exact[1], unshadowSQL(q.Scope)); err == nil {
+			err = s.read(ctx, func(rd *readTx) (err error) {
+				hits, err = s.exactSkills(ctx, rd, req, q, exact)
+				return err
+			})
+		}
 	default:
-		hits, err = s.ftsSearch(ctx, req, s.skillPlan(q))
+		var rd *readTx // set before the plan's keep runs
+		p := s.skillPlan(&rd, q)
+		if err = s.prepare(ctx, p.statements()...); err == nil {
+			err = s.read(ctx, func(r *readTx) (err error) {
+				rd = r
+				hits, err = s.ftsSearch(ctx, r, req, p)
+				return err
+			})
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index: skill search: %w", err)
@@ -101,22 +115,38 @@ func skillFilter(q SkillQuery) (string, []any) {
 }
 
 // skillPlan builds the statements of an "fts" skill search.
-func (s *Store) skillPlan(q SkillQuery) ftsPlan {
+func (s *Store) skillPlan(rd **readTx, q SkillQuery) ftsPlan {
 	filter, args := skillFilter(q)
-	w := skillWeights
+	filters := [][]string{visibleScopeTokens(q.Scope)}
+	if q.TaskType != "" {
+		filters = append(filters, []string{taskToken(q.TaskType)})
+	}
 	return ftsPlan{
 		nameSQL: `SELECT ` + skillCols + ` FROM skills t
 			WHERE ((t.name_key >= ?1 AND t.name_key < ?2) OR (t.name_terms >= ?3 AND t.name_terms < ?4))` + filter + `
-			ORDER BY ` + nameTierSQL + `, ` +
-			s.nsOrderSQL("t.pack") + `length(t.name), t.name LIMIT ?`,
-		textSQL: fmt.Sprintf(`SELECT `+skillCols+`, bm25(skills_fts, %g, %g, %g, %g, %g, %g) AS r
-			FROM skills_fts JOIN skills t ON t.seq = skills_fts.rowid
-			WHERE skills_fts MATCH ?`+filter+` ORDER BY r LIMIT ?`, w[0], w[1], w[2], w[3], w[4], w[5]),
+			ORDER BY ` + nameTierSQL + `, ` + s.nsOrderSQL("t.pack") + `length(t.name), t.name LIMIT ?`,
 		args:     args,
+		textSQL:  rankSQL(skillCols, "skills_fts", skillWeights[:], "skills", "seq", ""),
+		text:     &s.skillText,
+		filters:  filters,
 		scan:     scanSkillHit,
 		scanText: scanSkillHitRanked,
 		keep: func(ctx context.Context, hs []*hit) ([]*hit, error) {
-			return s.unshadowed(ctx, q.Scope, hs)
+			return s.unshadowed(ctx, *rd, q.Scope, hs)
+		},
+		extra: []string{unshadowSQL(q.Scope)},
+		names: func(ctx context.Context, rd *readTx, key, terms string) ([]*hit, bool, error) {
+			gen, err := rd.generation(ctx)
+			if err != nil {
+				return nil, false, err
+			}
+			snap := s.at(&s.skillSnaps, gen)
+			if snap == nil || !useSnapshotNames {
+				return nil, false, nil
+			}
+			return s.nameCands(snap, key, terms, func(e *snapEntry) bool {
+				return visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) && (q.TaskType == "" || e.taskType == q.TaskType)
+			}), true, nil
 		},
 	}
 }
@@ -132,9 +162,15 @@ func maxSpecificity(sc Scope) int {
 	return scopeSpecificity(ScopeGlobal)
 }
 
+// unshadowSQL lists the scopes a caller sees a set of names in.
+func unshadowSQL(sc Scope) string {
+	where, _ := scopeWhere(sc)
+	return `SELECT name, scope_mode FROM skills WHERE name IN (SELECT value FROM json_each(?)) AND ` + where
+}
+
 // unshadowed drops candidates hidden by a more specific skill of the same
 // name in the caller's view (and duplicates of one name), keeping the order.
-func (s *Store) unshadowed(ctx context.Context, sc Scope, hs []*hit) ([]*hit, error) {
+func (s *Store) unshadowed(ctx context.Context, rd *readTx, sc Scope, hs []*hit) ([]*hit, error) {
 	top := maxSpecificity(sc)
 	var names []string
 	for _, h := range hs {
@@ -145,15 +181,10 @@ func (s *Store) unshadowed(ctx context.Context, sc Scope, hs []*hit) ([]*hit, er
 	if len(names) == 0 {
 		return hs, nil
 	}
-	where, args := scopeWhere(sc)
-	st, err := s.stmt(ctx, `SELECT name, scope_mode FROM skills
-		WHERE name IN (SELECT value FROM json_each(?)) AND `+where)
+	_, args := scopeWhere(sc)
+	rows, err := rd.query(ctx, unshadowSQL(sc), append([]any{mustJSON(names)}, args...)...)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, append([]any{mustJSON(names)}, args...)...)
-	if err != nil {
-		return nil, s.wrapErr(err)
 	}
 	defer rows.Close()
 	best := make(map[string]int, len(names))
@@ -179,21 +210,30 @@ func (s *Store) unshadowed(ctx context.Context, sc Scope, hs []*hit) ([]*hit, er
 	return out, nil
 }
 
+// exactSkillSQL are the statements of an exact skill search: by name, then
+// by lower-case name.
+func exactSkillSQL(q SkillQuery) [2]string {
+	filter, _ := skillFilter(q)
+	return [2]string{
+		`SELECT ` + skillCols + ` FROM skills t WHERE t.name = ?` + filter,
+		`SELECT ` + skillCols + ` FROM skills t WHERE t.name_key = ?` + filter,
+	}
+}
+
 // exactSkills finds the skill with exactly this name in the caller's view
 // or, failing that, those whose name equals it case-insensitively.
-func (s *Store) exactSkills(ctx context.Context, req searchReq, q SkillQuery) ([]*hit, error) {
-	filter, args := skillFilter(q)
-	for _, col := range []string{"name", "name_key"} {
+func (s *Store) exactSkills(ctx context.Context, rd *readTx, req searchReq, q SkillQuery, stmts [2]string) ([]*hit, error) {
+	_, args := skillFilter(q)
+	for i, query := range stmts {
 		arg := req.trimmed
-		if col == "name_key" {
+		if i == 1 {
 			arg = strings.ToLower(arg)
 		}
-		hits, err := s.queryHits(ctx, `SELECT `+skillCols+` FROM skills t WHERE t.`+col+` = ?`+filter, scanSkillHit,
-			append([]any{arg}, args...)...)
+		hits, err := queryHits(ctx, rd, query, scanSkillHit, append([]any{arg}, args...)...)
 		if err != nil {
 			return nil, err
 		}
-		if hits, err = s.unshadowed(ctx, q.Scope, hits); err != nil {
+		if hits, err = s.unshadowed(ctx, rd, q.Scope, hits); err != nil {
 			return nil, err
 		}
 		if len(hits) > 0 {
@@ -226,52 +266,6 @@ func dedupeNames(hs []*hit) []*hit {
 	return out
 }
 
-// skillSnapshot is an in-memory copy of the searchable skill fields for
-// regex searches, valid while the store generation is unchanged.
-type skillSnapshot struct {
-	gen    int64
-	skills []snapSkill
-}
-
-type snapSkill struct {
-	hit                   hit
-	tenant, project       string
-	description, tagsText string
-}
-
-func (s *Store) skillsSnapshot(ctx context.Context) (*skillSnapshot, error) {
-	gen, err := s.generation(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	if s.skillSnap != nil && s.skillSnap.gen == gen {
-		return s.skillSnap, nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+skillCols+`, t.scope_tenant_id, t.scope_project_id, t.description, t.tags_text FROM skills t`)
-	if err != nil {
-		return nil, s.wrapErr(err)
-	}
-	defer rows.Close()
-	snap := &skillSnapshot{gen: gen}
-	for rows.Next() {
-		var sk snapSkill
-		h := &sk.hit
-		if err := rows.Scan(&h.name, &h.ns, &h.title, &h.trigger, &h.taskType, &h.scopeMode,
-			&sk.tenant, &sk.project, &sk.description, &sk.tagsText); err != nil {
-			return nil, s.wrapErr(err)
-		}
-		h.nlen = nameLen(h.name)
-		snap.skills = append(snap.skills, sk)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrapErr(err)
-	}
-	s.skillSnap = snap
-	return snap, nil
-}
-
 // visibleTo is scopeWhere in Go: whether a caller with request scope sc sees
 // a skill stored with mode, tenant and project.
 func visibleTo(sc Scope, mode, tenant, project string) bool {
@@ -289,7 +283,7 @@ func visibleTo(sc Scope, mode, tenant, project string) bool {
 // regexSkills matches the pattern against every visible skill's name, title,
 // trigger, description and tags.
 func (s *Store) regexSkills(ctx context.Context, req searchReq, q SkillQuery) ([]*hit, error) {
-	snap, err := s.skillsSnapshot(ctx)
+	snap, err := s.current(ctx, &s.skillSnaps)
 	if err != nil {
 		return nil, err
 	}
@@ -298,30 +292,30 @@ func (s *Store) regexSkills(ctx context.Context, req searchReq, q SkillQuery) ([
 	var best map[string]int
 	if maxSpecificity(q.Scope) > 0 {
 		best = make(map[string]int)
-		for i := range snap.skills {
-			sk := &snap.skills[i]
-			if sp := scopeSpecificity(sk.hit.scopeMode); sp > 0 && visibleTo(q.Scope, sk.hit.scopeMode, sk.tenant, sk.project) && sp > best[sk.hit.name] {
-				best[sk.hit.name] = sp
+		for i := range snap.entries {
+			e := &snap.entries[i]
+			if sp := scopeSpecificity(e.scopeMode); sp > 0 && visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) && sp > best[e.name] {
+				best[e.name] = sp
 			}
 		}
 	}
 	var hits []*hit
-	for i := range snap.skills {
-		sk := &snap.skills[i]
-		if !visibleTo(q.Scope, sk.hit.scopeMode, sk.tenant, sk.project) {
+	for i := range snap.entries {
+		e := &snap.entries[i]
+		if !visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) {
 			continue
 		}
-		if q.TaskType != "" && sk.hit.taskType != q.TaskType {
+		if q.TaskType != "" && e.taskType != q.TaskType {
 			continue
 		}
-		if best[sk.hit.name] > scopeSpecificity(sk.hit.scopeMode) {
+		if best[e.name] > scopeSpecificity(e.scopeMode) {
 			continue
 		}
-		sc := req.re.score(sk.hit.name, sk.hit.title, sk.hit.trigger, sk.description, sk.tagsText)
+		sc := req.re.score(e.name, e.text...)
 		if sc == 0 {
 			continue
 		}
-		h := sk.hit
+		h := e.hit
 		h.score = sc
 		hits = append(hits, &h)
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Scope modes.
@@ -230,8 +231,8 @@ func prepareSkill(sk Skill) (Skill, error) {
 	if strings.TrimSpace(sk.Name) == "" {
 		return Skill{}, fmt.Errorf("%w: a skill has an empty name", ErrBadSkill)
 	}
-	if strings.ContainsFunc(sk.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return Skill{}, fmt.Errorf("%w: skill name %q contains control characters", ErrBadSkill, sk.Name)
+	if strings.ContainsFunc(sk.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(sk.Name) {
+		return Skill{}, fmt.Errorf("%w: skill name %q contains control characters or invalid UTF-8", ErrBadSkill, sk.Name)
 	}
 	if sk.Trigger == "" {
 		sk.Trigger = sk.Description
@@ -312,15 +313,15 @@ func scanSkill(r rowScanner) (Skill, error) {
 
 const skillInsertSQL = `INSERT INTO skills (id, scope_mode, scope_tenant_id, scope_project_id, name, name_key, name_terms,
 	title, description, trigger, task_type, tags, tags_text, steps, preconditions, failure_modes, instructions, body,
-	origin, origin_ref, pack, content_hash, pinned, created_at, updated_at, last_used, use_count)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)`
+	origin, origin_ref, pack, content_hash, pinned, search_filter, created_at, updated_at, last_used, use_count)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)`
 
 const skillUpdateSQL = `UPDATE skills SET name_key = ?, name_terms = ?, title = ?, description = ?, trigger = ?,
 	task_type = ?, tags = ?, tags_text = ?, steps = ?, preconditions = ?, failure_modes = ?, instructions = ?, body = ?,
-	origin = ?, origin_ref = ?, pack = ?, content_hash = ?, pinned = ?, updated_at = ? WHERE id = ?`
+	origin = ?, origin_ref = ?, pack = ?, content_hash = ?, pinned = ?, search_filter = ?, updated_at = ? WHERE id = ?`
 
 // skillArgs returns the content arguments shared by insert and update, from
-// name_key to content_hash, then pinned.
+// name_key to content_hash, then pinned and search_filter.
 func skillArgs(sk Skill, pack string) []any {
 	pinned := 0
 	if sk.Pinned {
@@ -328,7 +329,8 @@ func skillArgs(sk Skill, pack string) []any {
 	}
 	return []any{strings.ToLower(sk.Name), nameTerms(sk.Name), sk.Title, sk.Description, sk.Trigger, sk.TaskType,
 		mustJSON(sk.Tags), strings.Join(sk.Tags, " "), mustJSON(sk.Steps), mustJSON(sk.Preconditions),
-		mustJSON(sk.FailureModes), sk.Instructions, skillBody(sk), sk.Origin, sk.OriginRef, pack, sk.ContentHash, pinned}
+		mustJSON(sk.FailureModes), sk.Instructions, skillBody(sk), sk.Origin, sk.OriginRef, pack, sk.ContentHash, pinned,
+		skillFilterText(sk)}
 }
 
 func insertSkill(ctx context.Context, tx *sql.Tx, sk Skill, pack string, now int64) error {
@@ -505,7 +507,11 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 			}
 			rep.Removed = append(rep.Removed, g[1])
 		}
-		return nil
+		var total int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM skills`).Scan(&total); err != nil {
+			return err
+		}
+		return s.tidyFTS(ctx, tx, "skills_fts", len(rep.Added)+len(rep.Updated)+len(rep.Removed), total)
 	})
 	if err != nil {
 		return PackReport{}, fmt.Errorf("index: load pack %q: %w", pack, err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Tool is the searchable description of one tool in the execution registry.
@@ -95,8 +96,8 @@ func prepareTool(t Tool) (toolRow, error) {
 	if strings.TrimSpace(t.Name) == "" {
 		return toolRow{}, fmt.Errorf("%w: a tool has an empty name", ErrBadTool)
 	}
-	if strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return toolRow{}, fmt.Errorf("%w: tool name %q contains control characters", ErrBadTool, t.Name)
+	if strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(t.Name) {
+		return toolRow{}, fmt.Errorf("%w: tool name %q contains control characters or invalid UTF-8", ErrBadTool, t.Name)
 	}
 	switch t.LoadingMode {
 	case "":
@@ -165,9 +166,15 @@ func catalogFingerprint(hashes map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-const toolInsertSQL = `INSERT INTO tools (name, name_key, name_terms, description, namespace, category, tags, params,
-	examples, loading_mode, side_effects, side_rank, tags_text, params_text, examples_text, record_hash, updated_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// alwaysBase is the first rowid of always-loaded tools; deferred tools have
+// rowids below it. A search leaving always-loaded tools out then asks the
+// full-text index for rowids below alwaysBase, which it skips to directly,
+// instead of filtering every match.
+const alwaysBase = 1 << 40
+
+const toolInsertSQL = `INSERT INTO tools (id, name, name_key, name_terms, description, namespace, category, tags,
+	params, examples, loading_mode, side_effects, side_rank, tags_text, params_text, examples_text, record_hash,
+	updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const toolUpdateSQL = `UPDATE tools SET name_key = ?, name_terms = ?, description = ?, namespace = ?, category = ?,
 	tags = ?, params = ?, examples = ?, loading_mode = ?, side_effects = ?, side_rank = ?, tags_text = ?,
@@ -219,28 +226,47 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 			rep.Unchanged = len(rows)
 			return errNoChange
 		}
-		have := make(map[string]string)
+		type stored struct{ hash, mode string }
+		have := make(map[string]stored)
 		if rebuild {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM tools`); err != nil {
 				return err
 			}
 		} else {
-			qr, err := tx.QueryContext(ctx, `SELECT name, record_hash FROM tools`)
+			qr, err := tx.QueryContext(ctx, `SELECT name, record_hash, loading_mode FROM tools`)
 			if err != nil {
 				return err
 			}
 			for qr.Next() {
-				var n, h string
-				if err := qr.Scan(&n, &h); err != nil {
+				var n string
+				var st stored
+				if err := qr.Scan(&n, &st.hash, &st.mode); err != nil {
 					qr.Close()
 					return err
 				}
-				have[n] = h
+				have[n] = st
 			}
 			qr.Close()
 			if err := qr.Err(); err != nil {
 				return err
 			}
+		}
+		// The next free rowid of each loading mode's range.
+		var nextDeferred, nextAlways int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT max(id) FROM tools WHERE id < ?1), 0) + 1,
+			coalesce((SELECT max(id) FROM tools WHERE id >= ?1), ?1 - 1) + 1`, alwaysBase).Scan(&nextDeferred, &nextAlways); err != nil {
+			return err
+		}
+		if nextDeferred >= alwaysBase {
+			return fmt.Errorf("tool rowids of deferred tools are exhausted")
+		}
+		newID := func(mode string) int64 {
+			if mode == LoadingAlways {
+				nextAlways++
+				return nextAlways - 1
+			}
+			nextDeferred++
+			return nextDeferred - 1
 		}
 		ins, err := tx.PrepareContext(ctx, toolInsertSQL)
 		if err != nil {
@@ -252,9 +278,14 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 			return err
 		}
 		defer upd.Close()
+		del, err := tx.PrepareContext(ctx, `DELETE FROM tools WHERE name = ?`)
+		if err != nil {
+			return err
+		}
+		defer del.Close()
 		for _, r := range rows {
 			old, exists := have[r.Name]
-			if exists && old == r.hash {
+			if exists && old.hash == r.hash {
 				rep.Unchanged++
 				continue
 			}
@@ -263,27 +294,31 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 					return err
 				}
 			}
-			if exists {
+			if exists && old.mode != r.LoadingMode {
+				// A tool changing loading mode moves to the other rowid range.
+				if _, err := del.ExecContext(ctx, r.Name); err != nil {
+					return fmt.Errorf("moving tool %q: %w", r.Name, err)
+				}
+			}
+			if exists && old.mode == r.LoadingMode {
 				_, err = upd.ExecContext(ctx, r.nameKey, r.nameTerms, r.Description, r.Namespace, r.Category,
 					r.tagsJSON, r.paramsJSON, r.exJSON, r.LoadingMode, r.SideEffects, r.sideRank, r.tagsText,
 					r.paramsText, r.examplesTxt, r.hash, now, r.Name)
-				rep.Changed = append(rep.Changed, r.Name)
 			} else {
-				_, err = ins.ExecContext(ctx, r.Name, r.nameKey, r.nameTerms, r.Description, r.Namespace, r.Category,
-					r.tagsJSON, r.paramsJSON, r.exJSON, r.LoadingMode, r.SideEffects, r.sideRank, r.tagsText,
-					r.paramsText, r.examplesTxt, r.hash, now)
-				rep.Added = append(rep.Added, r.Name)
+				_, err = ins.ExecContext(ctx, newID(r.LoadingMode), r.Name, r.nameKey, r.nameTerms, r.Description,
+					r.Namespace, r.Category, r.tagsJSON, r.paramsJSON, r.exJSON, r.LoadingMode, r.SideEffects,
+					r.sideRank, r.tagsText, r.paramsText, r.examplesTxt, r.hash, now)
 			}
 			if err != nil {
 				return fmt.Errorf("writing tool %q: %w", r.Name, err)
 			}
+			if exists {
+				rep.Changed = append(rep.Changed, r.Name)
+			} else {
+				rep.Added = append(rep.Added, r.Name)
+			}
 		}
 		if !rebuild {
-			del, err := tx.PrepareContext(ctx, `DELETE FROM tools WHERE name = ?`)
-			if err != nil {
-				return err
-			}
-			defer del.Close()
 			for n := range have {
 				if _, ok := want[n]; ok {
 					continue
@@ -297,6 +332,9 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO index_meta(key, value) VALUES ('tools_fingerprint', ?)
 			 ON CONFLICT(key) DO UPDATE SET value = excluded.value`, rep.Fingerprint); err != nil {
+			return err
+		}
+		if err := s.tidyFTS(ctx, tx, "tools_fts", len(rep.Added)+len(rep.Changed)+len(rep.Removed), len(rows)); err != nil {
 			return err
 		}
 		wrote = true

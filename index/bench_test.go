@@ -1,0 +1,368 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The benchmarks search generated catalogues: words from a deterministic
+// pseudo-word vocabulary drawn with a Zipf distribution (s 1.1, v 20) whose
+// document frequencies follow those of the evaluation catalogue in
+// testdata/eval: the commonest word in about a quarter of the tools, the
+// tenth in a seventh, the two-hundredth in 2%. Queries (at
+// least benchQueries of them) are one to three such words, sometimes with
+// stop-words, or a tool's whole name, or the start of one.
+//
+// Each search benchmark reports, besides ns/op, the p50 and p95 latency of
+// its queries and of the same queries run as the raw prepared FTS5
+// statement the index uses for them (raw-p50-ms, raw-p95-ms), against the
+// same database in the same run, and the ratio of the two (overhead-x).
+//
+// Under -race the catalogues above benchSmallMax records are skipped: the
+// race detector makes SQLite tens of times slower.
+
+const (
+	benchQueries  = 1200
+	benchSmallMax = 1000
+	benchVocab    = 3000
+)
+
+var stopFill = []string{"the", "a", "of", "to", "for", "and", "with", "in", "from", "by"}
+
+// vocab returns n distinct pseudo-words built from syllables.
+func vocab(n int) []string {
+	cons := []string{"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "ch", "sh", "tr", "pl"}
+	vows := []string{"a", "e", "i", "o", "u", "ai", "ou"}
+	r := rand.New(rand.NewPCG(7, 7))
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < n {
+		var b strings.Builder
+		for range 2 + r.IntN(2) {
+			b.WriteString(cons[r.IntN(len(cons))])
+			b.WriteString(vows[r.IntN(len(vows))])
+		}
+		if r.IntN(3) == 0 {
+			b.WriteString(cons[r.IntN(len(cons))])
+		}
+		w := b.String()
+		if !seen[w] && !stopWords[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// wordSource draws vocabulary words with a Zipf distribution.
+type wordSource struct {
+	words []string
+	z     *rand.Zipf
+	r     *rand.Rand
+}
+
+func newWordSource(seed uint64) *wordSource {
+	r := rand.New(rand.NewPCG(seed, 99))
+	return &wordSource{words: vocab(benchVocab), z: rand.NewZipf(r, 1.1, 20, benchVocab-1), r: r}
+}
+
+func (w *wordSource) word() string { return w.words[w.z.Uint64()] }
+
+func (w *wordSource) text(min, max int) string {
+	n := min + w.r.IntN(max-min+1)
+	parts := make([]string, n)
+	for i := range parts {
+		if w.r.IntN(4) == 0 {
+			parts[i] = stopFill[w.r.IntN(len(stopFill))]
+		} else {
+			parts[i] = w.word()
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (w *wordSource) list(min, max int) []string {
+	n := min + w.r.IntN(max-min+1)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = w.word()
+	}
+	return out
+}
+
+var benchVerbs = []string{"get", "list", "create", "delete", "update", "search", "send", "read", "write", "run", "start",
+	"stop", "fetch", "upload", "download", "sync", "check", "scan", "export", "import"}
+
+// genTools builds n tools.
+func genTools(n int, seed uint64) []Tool {
+	w := newWordSource(seed)
+	sides := []string{"pure", "read", "write", "external", "stateful"}
+	seen := map[string]bool{}
+	tools := make([]Tool, 0, n)
+	for len(tools) < n {
+		name := benchVerbs[w.r.IntN(len(benchVerbs))] + "_" + w.word()
+		if w.r.IntN(2) == 0 {
+			name += "_" + w.word()
+		}
+		if seen[name] {
+			name = fmt.Sprintf("%s_%d", name, len(tools))
+		}
+		seen[name] = true
+		t := Tool{Name: name, Description: w.text(6, 18), Namespace: fmt.Sprintf("pack%02d", w.r.IntN(20)),
+			Tags: w.list(1, 3), SideEffects: sides[w.r.IntN(len(sides))], LoadingMode: LoadingDeferred}
+		if w.r.IntN(5) == 0 {
+			t.LoadingMode = LoadingAlways
+		}
+		for range 1 + w.r.IntN(3) {
+			t.Params = append(t.Params, Param{Name: w.word() + "_" + w.word(), Description: w.text(3, 8)})
+		}
+		tools = append(tools, t)
+	}
+	return tools
+}
+
+// benchScopes are where generated skills live and who searches them.
+func benchScope(r *rand.Rand) Scope {
+	switch x := r.IntN(10); {
+	case x < 2:
+		return Scope{}
+	case x < 6:
+		return Scope{TenantID: fmt.Sprintf("tenant-%d", r.IntN(10))}
+	default:
+		return Scope{TenantID: fmt.Sprintf("tenant-%d", r.IntN(10)), ProjectID: fmt.Sprintf("project-%d", r.IntN(3))}
+	}
+}
+
+// genSkills builds n skills in 1 + 10 + 30 scopes, grouped by scope for
+// LoadPack.
+func genSkills(n int, seed uint64) map[Scope][]Skill {
+	w := newWordSource(seed)
+	types := TaskTypes
+	out := map[Scope][]Skill{}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		sc := benchScope(w.r)
+		name := fmt.Sprintf("pack.bench.%s_%s", w.word(), w.word())
+		if seen[name] {
+			name = fmt.Sprintf("%s_%d", name, i)
+		}
+		seen[name] = true
+		steps := make([]string, 2+w.r.IntN(4))
+		for j := range steps {
+			steps[j] = w.text(5, 10)
+		}
+		out[sc] = append(out[sc], Skill{Name: name, Title: w.text(2, 5), Trigger: w.text(6, 14), Description: w.text(0, 12),
+			TaskType: types[w.r.IntN(len(types))], Tags: w.list(1, 3), Steps: steps})
+	}
+	return out
+}
+
+// genQueries builds n queries: words, whole names and name starts.
+func genQueries(n int, seed uint64, names []string) []string {
+	w := newWordSource(seed)
+	qs := make([]string, n)
+	for i := range qs {
+		switch x := w.r.IntN(20); {
+		case x < 3 && len(names) > 0:
+			qs[i] = names[w.r.IntN(len(names))]
+		case x < 6 && len(names) > 0:
+			nm := names[w.r.IntN(len(names))]
+			qs[i] = nm[:min(len(nm), 3+w.r.IntN(6))]
+		case x < 8:
+			qs[i] = "how to " + strings.Join(w.list(1, 3), " ")
+		default:
+			qs[i] = strings.Join(w.list(1, 3), " ")
+		}
+	}
+	return qs
+}
+
+// latencies collects per-query durations.
+type latencies []time.Duration
+
+func (l latencies) pct(p float64) float64 {
+	if len(l) == 0 {
+		return 0
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	i := min(len(s)-1, int(p*float64(len(s))))
+	return float64(s[i]) / float64(time.Millisecond)
+}
+
+// report adds the latency metrics: ours, the raw SQL of the same searches,
+// and the naive single statement.
+func report(b *testing.B, ours, raw, naive latencies) {
+	b.ReportMetric(ours.pct(0.50), "p50-ms")
+	b.ReportMetric(ours.pct(0.95), "p95-ms")
+	b.ReportMetric(raw.pct(0.50), "raw-p50-ms")
+	b.ReportMetric(raw.pct(0.95), "raw-p95-ms")
+	b.ReportMetric(naive.pct(0.95), "naive-p95-ms")
+	if r := raw.pct(0.95); r > 0 {
+		b.ReportMetric(ours.pct(0.95)/r, "overhead-p95-x")
+	}
+	if r := raw.pct(0.50); r > 0 {
+		b.ReportMetric(ours.pct(0.50)/r, "overhead-p50-x")
+	}
+}
+
+// rawPlan is what the index runs for one query, as plain SQL: the
+// name-match statement and the ranking statement with the MATCH expression
+// the index chose, and the naive single statement over all query words.
+type rawPlan struct {
+	nameArgs     []any
+	pruned, full string
+}
+
+// planRaw works out the statements' arguments for each query.
+func planRaw(b *testing.B, s *Store, p ftsPlan, queries []string) map[string]rawPlan {
+	ctx := context.Background()
+	plans := make(map[string]rawPlan, len(queries))
+	err := s.read(ctx, func(rd *readTx) error {
+		for _, q := range queries {
+			key := strings.ToLower(strings.TrimSpace(q))
+			terms := nameTerms(q)
+			lo, hi := terms, prefixUpper(terms)
+			if terms == "" {
+				lo, hi = "\xff", "\xff"
+			}
+			rp := rawPlan{nameArgs: append([]any{key, prefixUpper(key), lo, hi}, p.args...)}
+			if words := queryTerms(q); len(words) > 0 {
+				var err error
+				if rp.pruned, rp.full, err = s.textExprs(ctx, rd, p, words); err != nil {
+					return err
+				}
+				rp.full = filterExpr(p.text.textCols+" : ("+ftsExpr(words, false)+")", p.filters...)
+			}
+			plans[q] = rp
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return plans
+}
+
+// runRaw times the raw statements of each query, and the naive one.
+func runRaw(b *testing.B, s *Store, p ftsPlan, queries []string, n int) (raw, naive latencies) {
+	plans := planRaw(b, s, p, queries)
+	nameSt, err := s.db.Prepare(p.nameSQL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nameSt.Close()
+	textSt, err := s.db.Prepare(p.textSQL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer textSt.Close()
+	window := 2*DefaultLimit + 8
+	for i := range n {
+		rp := plans[queries[i%len(queries)]]
+		t0 := time.Now()
+		rawQuery(b, nameSt, append(rp.nameArgs, window)...)
+		if rp.pruned != "" {
+			rawQuery(b, textSt, rp.pruned, window)
+		}
+		raw = append(raw, time.Since(t0))
+		t0 = time.Now()
+		if rp.full != "" {
+			rawQuery(b, textSt, rp.full, DefaultLimit)
+		}
+		naive = append(naive, time.Since(t0))
+	}
+	return raw, naive
+}
+
+// rawQuery runs a prepared statement and reads every row, as a caller of
+// database/sql would.
+func rawQuery(b *testing.B, st *sql.Stmt, args ...any) {
+	rows, err := st.Query(args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols, _ := rows.Columns()
+	dest := make([]any, len(cols))
+	for i := range dest {
+		dest[i] = new(any)
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rows.Close()
+}
+
+// benchStore lazily builds one store for a benchmark and its runs; the file
+// lives in the parent benchmark's temp dir.
+type benchStore struct {
+	once  sync.Once
+	s     *Store
+	extra any
+	err   error
+}
+
+func (bs *benchStore) get(b *testing.B, parent *testing.B, build func(s *Store) (any, error)) (*Store, any) {
+	bs.once.Do(func() {
+		s, err := Open(context.Background(), filepath.Join(parent.TempDir(), "bench.db"), nil)
+		if err != nil {
+			bs.err = err
+			return
+		}
+		parent.Cleanup(func() { s.Close() })
+		bs.s = s
+		bs.extra, bs.err = build(s)
+	})
+	if bs.err != nil {
+		b.Fatal(bs.err)
+	}
+	return bs.s, bs.extra
+}
+
+func BenchmarkSearchTools(b *testing.B) {
+	for _, n := range []int{200, 10000} {
+		var bs benchStore
+		parent := b
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			if raceEnabled && n > benchSmallMax {
+				b.Skip("large catalogue skipped under -race")
+			}
+			s, extra := bs.get(b, parent, func(s *Store) (any, error) {
+				tools := genTools(n, uint64(n))
+				if _, err := s.SyncTools(context.Background(), tools); err != nil {
+					return nil, err
+				}
+				names := make([]string, len(tools))
+				for i, t := range tools {
+					names[i] = t.Name
+				}
+				return genQueries(benchQueries, 1, names), nil
+			})
+			queries := extra.([]string)
+			ctx := context.Background()
+			ours := make(latencies, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				t0 := time.Now()
+				if _, err := s.SearchTools(ctx, ToolQuery{Query: queries[i%len(queries)]}); err != nil {
+					b.Fatal(err)
+				}
+				ours = append(ours, time.Since(t0))
+			}
+			b.StopTimer()
+			raw, naive := runRaw(b, s, s.toolPlan(ToolQuery{}), queries, b.N)
+			report(b, ours, raw, naive)
+		})
+	}
+}
