@@ -498,10 +498,10 @@ func hasDigit(s string) bool {
 	return false
 }
 
-// ftsTermText cleans one term for MATCH: invalid UTF-8 and NUL characters (which
+// cleanFTSTerm cleans one term for MATCH: invalid UTF-8 and NUL characters (which
 // end an FTS5 string early) become spaces, and a term with no letter or
 // number, which the tokenizer would reduce to nothing, becomes "".
-func ftsTermText(s string) string {
+func cleanFTSTerm(s string) string {
 	s = strings.ToValidUTF8(s, " ")
 	s = strings.ReplaceAll(s, "\x00", " ")
 	s = strings.TrimSpace(s)
@@ -524,7 +524,7 @@ func distinctTerms(weighted []weightedTerm) []string {
 		if !(t.weight > 0) {
 			continue
 		}
-		s := ftsTermText(t.text)
+		s := cleanFTSTerm(t.text)
 		if s == "" || seen[s] {
 			continue
 		}
@@ -558,21 +558,86 @@ func ftsQuery(weighted []weightedTerm) string {
 // document matches, the term's own contribution: the negated bm25() of a
 // MATCH of that term alone, or 1 when only presence is known. The score adds,
 // over the term groups, the best weight × contribution among each group's
-// terms. Missing, negative and NaN contributions count as no match.
+// terms. Missing, negative and NaN contributions count as no match. A
+// search scoring many documents uses a termScorer instead, which does the
+// per-query work once.
 func rescore(contrib map[string]float64, weighted []weightedTerm) float64 {
 	if len(contrib) == 0 {
 		return 0
 	}
-	var best []float64
-	for _, t := range weighted {
-		c, ok := contrib[ftsTermText(t.text)]
-		if !ok || !(c > 0) || !(t.weight > 0) || t.group < 0 {
+	s := newTermScorer(weighted)
+	c := make([]float64, len(s.terms))
+	for i, t := range s.terms {
+		c[i] = contrib[t]
+	}
+	return s.score(c)
+}
+
+// termScorer scores documents against one expanded query from their
+// per-term contributions, as rescore does, without maps: the search reads
+// the contribution of terms[i] into position i of a slice. A termScorer is
+// not modified by score and may be shared by goroutines.
+type termScorer struct {
+	// terms are the distinct texts to search, as distinctTerms returns
+	// them.
+	terms []string
+	// links[i] lists the groups terms[i] belongs to, with its weight in
+	// each.
+	links  [][]termLink
+	groups int
+}
+
+// termLink is one group membership of a term.
+type termLink struct {
+	group  int
+	weight float64
+}
+
+func newTermScorer(weighted []weightedTerm) *termScorer {
+	s := &termScorer{terms: distinctTerms(weighted)}
+	pos := make(map[string]int, len(s.terms))
+	for i, t := range s.terms {
+		pos[t] = i
+	}
+	s.links = make([][]termLink, len(s.terms))
+	for _, w := range weighted {
+		i, ok := pos[cleanFTSTerm(w.text)]
+		if !ok || !(w.weight > 0) || w.group < 0 {
 			continue
 		}
-		if t.group >= len(best) {
-			best = append(best, make([]float64, t.group+1-len(best))...)
+		merged := false
+		for k, l := range s.links[i] {
+			if l.group == w.group {
+				s.links[i][k].weight = math.Max(l.weight, w.weight)
+				merged = true
+			}
 		}
-		best[t.group] = math.Max(best[t.group], t.weight*c)
+		if !merged {
+			s.links[i] = append(s.links[i], termLink{w.group, w.weight})
+		}
+		s.groups = max(s.groups, w.group+1)
+	}
+	return s
+}
+
+// score returns the relevance of a document whose contribution from
+// terms[i] is contrib[i] (0 when the term does not match it; negative and
+// NaN count as 0).
+func (s *termScorer) score(contrib []float64) float64 {
+	var stack [maxQueryTerms]float64
+	best := stack[:0]
+	if s.groups <= len(stack) {
+		best = stack[:s.groups]
+	} else {
+		best = make([]float64, s.groups)
+	}
+	for i, c := range contrib {
+		if i >= len(s.links) || !(c > 0) {
+			continue
+		}
+		for _, l := range s.links[i] {
+			best[l.group] = math.Max(best[l.group], l.weight*c)
+		}
 	}
 	sum := 0.0
 	for _, b := range best {
@@ -598,11 +663,12 @@ const (
 	// larger requests to it.
 	vocabMaxDist = 2
 	// vocabPrefix is how many leading characters of a word its deletion
-	// variants are taken from. Variants of a prefix find every word within
-	// the distance of a query (both sides' prefixes stay within as many
-	// deletions of a common string) and bound the variants of a long word
-	// to 1+7+21.
-	vocabPrefix = 7
+	// variants are taken from. Variants of a prefix still find every word
+	// within the distance of a query (both sides' prefixes stay within as
+	// many deletions of a common string) and bound the variants of a long
+	// word to 1+10+45; a shorter prefix makes more words share variants,
+	// which Near must then check and reject.
+	vocabPrefix = 10
 )
 
 // memVocab is an in-memory termVocab: a symmetric-deletion index. Every word
@@ -619,8 +685,9 @@ type memVocab struct {
 	off   []int32 // word i is runes[off[i]:off[i+1]]
 	ids   map[string]int32
 
-	// keys are the sorted variant hashes; vals[i] is the word filed under
-	// keys[i]. dir[b] is the first i whose key's top bits are b.
+	// keys are the variant hashes, grouped by their top bits; vals[i] is
+	// the word filed under keys[i]. Slot b, the keys whose top bits are b,
+	// is keys[dir[b]:dir[b+1]].
 	keys  []uint32
 	vals  []int32
 	dir   []int32
@@ -654,32 +721,51 @@ func newVocab(terms []string) *memVocab {
 	}
 	v.off = append(v.off, int32(len(v.runes)))
 
-	var pairs []uint64 // hash<<32 | id
+	// Two passes over the variants: count them per directory slot, then
+	// file each word in its slots. Within a slot keys are not sorted: a
+	// slot holds a few keys, scanned in full.
+	total := 0
+	for id := range v.words {
+		total += variantCount(min(len(v.word(int32(id))), vocabPrefix), vocabMaxDist)
+	}
+	dirBits := min(max(bits.Len(uint(total/4)), 1), 24) // about four keys a slot
+	v.shift = uint(32 - dirBits)
+	v.dir = make([]int32, 1<<dirBits+1)
 	for id := range v.words {
 		r := v.word(int32(id))
 		deletionHashes(r[:min(len(r), vocabPrefix)], vocabMaxDist, func(h uint32) {
-			pairs = append(pairs, uint64(h)<<32|uint64(uint32(id)))
+			v.dir[(h>>v.shift)+1]++
 		})
-	}
-	slices.Sort(pairs)
-	pairs = slices.Compact(pairs)
-	v.keys = make([]uint32, len(pairs))
-	v.vals = make([]int32, len(pairs))
-	for i, p := range pairs {
-		v.keys[i] = uint32(p >> 32)
-		v.vals[i] = int32(uint32(p))
-	}
-	// About four keys per directory slot.
-	dirBits := min(max(bits.Len(uint(len(pairs)/4)), 1), 24)
-	v.shift = uint(32 - dirBits)
-	v.dir = make([]int32, 1<<dirBits+1)
-	for _, k := range v.keys {
-		v.dir[(k>>v.shift)+1]++
 	}
 	for i := 1; i < len(v.dir); i++ {
 		v.dir[i] += v.dir[i-1]
 	}
+	v.keys = make([]uint32, total)
+	v.vals = make([]int32, total)
+	next := slices.Clone(v.dir[:len(v.dir)-1])
+	for id := range v.words {
+		r := v.word(int32(id))
+		deletionHashes(r[:min(len(r), vocabPrefix)], vocabMaxDist, func(h uint32) {
+			b := h >> v.shift
+			v.keys[next[b]] = h
+			v.vals[next[b]] = int32(id)
+			next[b]++
+		})
+	}
 	return v
+}
+
+// variantCount is how many times deletionHashes calls back for a string of
+// n characters.
+func variantCount(n, maxDist int) int {
+	c := 1
+	if maxDist >= 1 {
+		c += n
+	}
+	if maxDist >= 2 {
+		c += n * (n - 1) / 2
+	}
+	return c
 }
 
 func (v *memVocab) word(id int32) []rune { return v.runes[v.off[id]:v.off[id+1]] }
@@ -705,10 +791,15 @@ func (v *memVocab) Near(term string, maxDist int) []string {
 	var cand []int32
 	deletionHashes(q[:min(len(q), vocabPrefix)], maxDist, func(h uint32) {
 		b := h >> v.shift
-		lo, hi := int(v.dir[b]), int(v.dir[b+1])
-		i, _ := slices.BinarySearch(v.keys[lo:hi], h)
-		for i += lo; i < hi && v.keys[i] == h; i++ {
-			cand = append(cand, v.vals[i])
+		for i := v.dir[b]; i < v.dir[b+1]; i++ {
+			if v.keys[i] != h {
+				continue
+			}
+			// Words too long or too short cannot be within the distance.
+			id := v.vals[i]
+			if d := int(v.off[id+1]-v.off[id]) - len(q); d <= maxDist && -d <= maxDist {
+				cand = append(cand, id)
+			}
 		}
 	})
 	slices.Sort(cand)
@@ -720,11 +811,7 @@ func (v *memVocab) Near(term string, maxDist int) []string {
 	var found []match
 	buf := make([]int, 3*(len(q)+1))
 	for _, id := range cand {
-		w := v.word(id)
-		if d := len(w) - len(q); d > maxDist || -d > maxDist {
-			continue
-		}
-		if d := osaDist(q, w, maxDist, buf); d <= maxDist {
+		if d := osaDist(q, v.word(id), maxDist, buf); d <= maxDist {
 			found = append(found, match{id, d})
 		}
 	}
