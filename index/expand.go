@@ -30,12 +30,13 @@ import (
 // ranks above one matching one word many ways.
 //
 // FTS5 has no per-term weight inside MATCH, so the weights are applied
-// outside it. The search runs ftsQuery (every term quoted, OR-ed) to find
-// candidates, takes each candidate's per-term bm25 contributions (the bm25 of
-// a MATCH of that term alone: FTS5's bm25 is a sum over the query's phrases,
-// so these add up to the bm25 of the OR-ed query), and orders the candidates
-// by rescore. With no expansion (every weight 1, one term per group) that
-// order is plain bm25.
+// outside it: the search runs one MATCH per distinct term (termScorer.terms),
+// each ranked by bm25 and cut to its best few hundred documents, and adds up
+// each document's contributions with termScorer.score (rescore for a single
+// document). FTS5's bm25 is a sum over the expression's phrases, so without
+// expansion (every weight 1, one term per group) this is the bm25 order of
+// the OR-ed query again. ftsQuery is the OR-ed expression of the same terms,
+// for a caller that needs only the matching set.
 
 // Limits of query expansion.
 const (
@@ -230,14 +231,18 @@ func expandTerms(words []string) []weightedTerm {
 	return expandWith(words, nil, true)
 }
 
-// correctTerms adds spelling corrections to a query's words. A word of at
-// least minCorrectLen characters, without digits, that v does not hold and
-// the synonym vocabulary does not know is followed by v's words at the
-// smallest edit distance found, at most 1 (2 for words of longWordLen
-// characters or more), weight weightCorrection, at most maxCorrections of
-// them. The word itself stays, weight 1: when it is a form the stemmer
-// reduces to an indexed word it still matches, and when it is a typo it
-// matches nothing and costs nothing. Phrases are not recognised.
+// correctTerms adds spelling corrections to a query's words. A word is
+// corrected when it has at least minCorrectLen characters and no digit, and
+// neither v, the synonym vocabulary nor the stop-words hold it or (by
+// knownForm) its inflections. Its corrections are v's words within 1 edit
+// (2 for words of longWordLen characters or more) that look like slips of
+// the keyboard: same first letter (or the first two swapped), substitutions
+// only between neighbouring keys or between vowels (typoCost). The ones at
+// the smallest cost follow the word, weight weightCorrection, at most
+// maxCorrections of them. The word itself stays, weight 1: when it is a
+// form the stemmer reduces to an indexed word it still matches, and when it
+// is a typo it matches nothing and costs nothing. Phrases are not
+// recognised.
 func correctTerms(words []string, v termVocab) []weightedTerm {
 	return expandWith(words, v, false)
 }
@@ -625,7 +630,7 @@ func newTermScorer(weighted []weightedTerm) *termScorer {
 // NaN count as 0).
 func (s *termScorer) score(contrib []float64) float64 {
 	var stack [maxQueryTerms]float64
-	best := stack[:0]
+	var best []float64
 	if s.groups <= len(stack) {
 		best = stack[:s.groups]
 	} else {

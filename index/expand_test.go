@@ -206,12 +206,9 @@ func TestExpandTermsBounds(t *testing.T) {
 	}
 	// Many distinct words: at most maxQueryTerms groups, and the derived
 	// terms are cut to maxWeightedTerms while the words themselves stay.
-	var words []string
-	for _, w := range []string{"send", "delete", "create", "update", "search", "list", "show", "stop", "start",
+	words := []string{"send", "delete", "create", "update", "search", "list", "show", "stop", "start",
 		"refund", "email", "file", "picture", "video", "meeting", "weather", "price", "user", "server",
-		"bug", "error", "password", "url", "website", "folder", "music", "hotel", "flight"} {
-		words = append(words, w)
-	}
+		"bug", "error", "password", "url", "website", "folder", "music", "hotel", "flight"}
 	got := expandTerms(words)
 	groups, own := map[int]bool{}, 0
 	for _, x := range got {

@@ -492,7 +492,7 @@ var relatedSets = []relatedSet{
 		"historical, history, past"},
 	{weightRelated, "tomorrow, next week, this weekend, later today, tonight", "upcoming, forecast, schedule"},
 	{weightRelated, "right now, at the moment, currently", "current, live"},
-	{weightRelated, "what time, time is it", "time, clock, timezone"},
+	{weightRelated, "what time", "time, clock, timezone"},
 
 	// Money words.
 	{weightRelated, "dollar, dollars, usd, euro, euros, eur, yen, jpy, pound sterling, gbp, " +
