@@ -220,41 +220,44 @@ func report(b *testing.B, ours, raw, naive latencies) {
 type rawPlan struct {
 	nameArgs     []any
 	pruned, full string
+	ranges       []any
 }
 
-// planRaw works out the statements' arguments for each query.
-func planRaw(b *testing.B, s *Store, p ftsPlan, queries []string) map[string]rawPlan {
+// planRaw works out the statements' arguments for query q under plan p.
+func planRaw(b *testing.B, s *Store, p ftsPlan, q string) rawPlan {
 	ctx := context.Background()
-	plans := make(map[string]rawPlan, len(queries))
+	var rp rawPlan
 	err := s.read(ctx, func(rd *readTx) error {
-		for _, q := range queries {
-			key := strings.ToLower(strings.TrimSpace(q))
-			terms := nameTerms(q)
-			lo, hi := terms, prefixUpper(terms)
-			if terms == "" {
-				lo, hi = "\xff", "\xff"
+		key := strings.ToLower(strings.TrimSpace(q))
+		terms := nameTerms(q)
+		lo, hi := terms, prefixUpper(terms)
+		if terms == "" {
+			lo, hi = "\xff", "\xff"
+		}
+		rp = rawPlan{nameArgs: append([]any{key, prefixUpper(key), lo, hi}, p.args...)}
+		if words := queryTerms(q); len(words) > 0 {
+			var err error
+			if rp.pruned, _, err = s.textExprs(ctx, rd, p, words); err != nil {
+				return err
 			}
-			rp := rawPlan{nameArgs: append([]any{key, prefixUpper(key), lo, hi}, p.args...)}
-			if words := queryTerms(q); len(words) > 0 {
-				var err error
-				if rp.pruned, rp.full, err = s.textExprs(ctx, rd, p, words); err != nil {
+			rp.full = p.text.textCols + " : (" + ftsExpr(words, false) + ")"
+			if p.ranges != nil {
+				if rp.ranges, err = p.ranges(ctx, rd); err != nil {
 					return err
 				}
-				rp.full = filterExpr(p.text.textCols+" : ("+ftsExpr(words, false)+")", p.filters...)
 			}
-			plans[q] = rp
 		}
 		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return plans
+	return rp
 }
 
-// runRaw times the raw statements of each query, and the naive one.
-func runRaw(b *testing.B, s *Store, p ftsPlan, queries []string, n int) (raw, naive latencies) {
-	plans := planRaw(b, s, p, queries)
+// runRaw times the raw statements of n queries, plans[i%len(plans)], and
+// the naive statement. Every plan must have the SQL of the first.
+func runRaw(b *testing.B, s *Store, p ftsPlan, plans []rawPlan, n int) (raw, naive latencies) {
 	nameSt, err := s.db.Prepare(p.nameSQL)
 	if err != nil {
 		b.Fatal(err)
@@ -267,16 +270,16 @@ func runRaw(b *testing.B, s *Store, p ftsPlan, queries []string, n int) (raw, na
 	defer textSt.Close()
 	window := 2*DefaultLimit + 8
 	for i := range n {
-		rp := plans[queries[i%len(queries)]]
+		rp := plans[i%len(plans)]
 		t0 := time.Now()
 		rawQuery(b, nameSt, append(rp.nameArgs, window)...)
 		if rp.pruned != "" {
-			rawQuery(b, textSt, rp.pruned, window)
+			rawQuery(b, textSt, append(append([]any{rp.pruned}, rp.ranges...), window)...)
 		}
 		raw = append(raw, time.Since(t0))
 		t0 = time.Now()
 		if rp.full != "" {
-			rawQuery(b, textSt, rp.full, DefaultLimit)
+			rawQuery(b, textSt, append(append([]any{rp.full}, rp.ranges...), DefaultLimit)...)
 		}
 		naive = append(naive, time.Since(t0))
 	}
@@ -361,8 +364,127 @@ func BenchmarkSearchTools(b *testing.B) {
 				ours = append(ours, time.Since(t0))
 			}
 			b.StopTimer()
-			raw, naive := runRaw(b, s, s.toolPlan(ToolQuery{}), queries, b.N)
+			p := s.toolPlan(ToolQuery{})
+			plans := make([]rawPlan, min(b.N, len(queries)))
+			for i := range plans {
+				plans[i] = planRaw(b, s, p, queries[i])
+			}
+			raw, naive := runRaw(b, s, p, plans, b.N)
 			report(b, ours, raw, naive)
 		})
 	}
+}
+
+func BenchmarkSearchSkills(b *testing.B) {
+	for _, n := range []int{500, 50000} {
+		var bs benchStore
+		parent := b
+		b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
+			if raceEnabled && n > benchSmallMax {
+				b.Skip("large catalogue skipped under -race")
+			}
+			s, extra := bs.get(b, parent, func(s *Store) (any, error) {
+				var names []string
+				ctx := context.Background()
+				byScope := genSkills(n, uint64(n))
+				scopes := make([]Scope, 0, len(byScope))
+				for sc := range byScope {
+					scopes = append(scopes, sc)
+				}
+				slices.SortFunc(scopes, func(a, b Scope) int {
+					return strings.Compare(a.TenantID+"/"+a.ProjectID, b.TenantID+"/"+b.ProjectID)
+				})
+				for _, sc := range scopes {
+					if _, err := s.LoadPack(ctx, "bench", byScope[sc], PackOptions{Scope: sc}); err != nil {
+						return nil, err
+					}
+					for _, sk := range byScope[sc] {
+						names = append(names, sk.Name)
+					}
+				}
+				return genQueries(benchQueries, 2, names), nil
+			})
+			queries := extra.([]string)
+			callers := make([]Scope, len(queries))
+			r := rand.New(rand.NewPCG(5, 5))
+			for i := range callers {
+				callers[i] = Scope{TenantID: fmt.Sprintf("tenant-%d", r.IntN(10)), ProjectID: fmt.Sprintf("project-%d", r.IntN(3))}
+			}
+			ctx := context.Background()
+			ours := make(latencies, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				k := i % len(queries)
+				t0 := time.Now()
+				if _, err := s.SearchSkills(ctx, SkillQuery{Query: queries[k], Scope: callers[k]}); err != nil {
+					b.Fatal(err)
+				}
+				ours = append(ours, time.Since(t0))
+			}
+			b.StopTimer()
+			// Raw SQL for the same queries, each with its caller's scope
+			// (every caller has a tenant and a project: one statement shape).
+			plans := make([]rawPlan, min(b.N, len(queries)))
+			for i := range plans {
+				plans[i] = planRaw(b, s, s.skillPlan(nil, SkillQuery{Scope: callers[i]}), queries[i])
+			}
+			raw, naive := runRaw(b, s, s.skillPlan(nil, SkillQuery{Scope: callers[0]}), plans, b.N)
+			report(b, ours, raw, naive)
+		})
+	}
+}
+
+func BenchmarkSyncTools(b *testing.B) {
+	const n = 10000
+	b.Run(fmt.Sprintf("from-scratch/tools=%d", n), func(b *testing.B) {
+		if raceEnabled {
+			b.Skip("large catalogue skipped under -race")
+		}
+		tools := genTools(n, 3)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for i := range b.N {
+			b.StopTimer()
+			s, err := Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("scratch%d.db", i)), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if _, err := s.SyncTools(ctx, tools); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			s.Close()
+			b.StartTimer()
+		}
+	})
+	b.Run(fmt.Sprintf("one-changed/tools=%d", n), func(b *testing.B) {
+		if raceEnabled {
+			b.Skip("large catalogue skipped under -race")
+		}
+		tools := genTools(n, 3)
+		ctx := context.Background()
+		s, err := Open(ctx, filepath.Join(b.TempDir(), "incr.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.SyncTools(ctx, tools); err != nil {
+			b.Fatal(err)
+		}
+		orig := tools[n/2].Description
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			tools[n/2].Description = fmt.Sprintf("%s v%d", orig, i)
+			rep, err := s.SyncTools(ctx, tools)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(rep.Changed) != 1 || rep.Unchanged != n-1 {
+				b.Fatalf("report %d changed, %d unchanged", len(rep.Changed), rep.Unchanged)
+			}
+		}
+	})
 }

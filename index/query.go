@@ -325,8 +325,9 @@ type ftsPlan struct {
 	textSQL string
 	// text names the full-text index for statistics.
 	text *ftsText
-	// filters are the groups of search_filter tokens a row needs one of.
-	filters  [][]string
+	// ranges gives the rowid ranges the text search keeps to, as arguments
+	// of textSQL after the MATCH expression (nil: no ranges).
+	ranges   func(ctx context.Context, rd *readTx) ([]any, error)
 	scan     func(rowScanner, *hit) error
 	scanText func(rowScanner, *hit) error // scan plus the bm25 column
 	// keep drops the candidates the caller may not see, keeping the order.
@@ -334,9 +335,9 @@ type ftsPlan struct {
 	// extra are further statements keep may run.
 	extra []string
 	// names returns the name-match candidates, in order, from the store's
-	// snapshot when that is of the generation rd sees (ok false otherwise:
-	// then nameSQL runs).
-	names func(ctx context.Context, rd *readTx, key, terms string) (hits []*hit, ok bool, err error)
+	// snapshot when that is of the generation rd sees (nil otherwise: then
+	// nameSQL runs).
+	names func(ctx context.Context, rd *readTx, key, terms string) (*nameIter, error)
 }
 
 // statements lists the queries the plan may run, to prepare them before the
@@ -350,7 +351,8 @@ func (p ftsPlan) statements() []string {
 type ftsText struct {
 	fts, table string
 	textCols   string // the columns words are searched in, as an FTS5 column set
-	nameCols   string // the short, distinctive columns (name words, tags)
+	shortCols  string // the short, distinctive columns (name words, titles, tags)
+	budget     int    // the most matchBudget may be
 
 	mu  sync.Mutex
 	gen uint64         // store write generation the cache belongs to
@@ -364,15 +366,23 @@ func (t *ftsText) dfSQL() string {
 	return `SELECT count(*) FROM ` + t.fts + ` WHERE ` + t.fts + ` MATCH ?`
 }
 
-// commonDocs is the document frequency above which a query word counts as
-// common. Common words are left out of the MATCH expression when the query
-// has other words (and searched everywhere only when the rest finds
-// nothing). Ranking every document holding a word that is everywhere costs
-// about a microsecond per document in this SQLite, and bm25 gives such
-// words little weight anyway: on the evaluation set, treating words in more
-// than 5% of the tools as common cost 0.013 MRR@10, in more than 11% 0.002
-// (see RATIONALE-index.md). Small catalogues never prune.
-var commonDocs = func(rows int) int { return max(256, rows/20) }
+// matchBudget bounds the work of one full-text query: the sum of the
+// document frequencies of the words in its MATCH expression. FTS5 spends
+// about a microsecond per matching document on bm25 (a docsize lookup and
+// the sums) and counts every document of every word for its IDF, so a word
+// in thousands of documents costs milliseconds while bm25 gives it little
+// weight. Words are taken rarest first until the budget is spent; the
+// rarest is always taken. On the evaluation set a budget of 20% of the
+// catalogue cost 0.003 MRR@10, 10% cost 0.027 (see RATIONALE-index.md). The
+// budget is a fifth of the rows, at least 256 (small catalogues are never
+// pruned) and at most the index's cap.
+func matchBudget(rows, cap int) int { return max(256, min(rows/5, cap)) }
+
+// ubiquitous is the document frequency above which a word is never searched
+// in the text, only in names: it is in a quarter of everything, says next to
+// nothing about which record is meant, and counting its documents alone
+// would cost milliseconds in a large index.
+func ubiquitous(rows int) int { return max(256, rows/4) }
 
 // stats returns the row count and the document frequency of each word,
 // from the cache when the store has not been written since.
@@ -415,41 +425,49 @@ func (s *Store) stats(ctx context.Context, rd *readTx, t *ftsText, words []strin
 	return n, dfs, nil
 }
 
-// textExprs builds the MATCH expressions for query words: the full one (any
-// word in any text column) and the pruned one tried first: the words that
-// are not common, or, when all are, the common words in the name and tag
-// columns only. Words no document has are left out; "" means nothing can
-// match.
-func (s *Store) textExprs(ctx context.Context, rd *readTx, p ftsPlan, words []string) (pruned, full string, err error) {
+// textExprs builds the MATCH expressions for query words. Words no document
+// has and ubiquitous words are left out. The others are taken rarest first:
+// while their document frequencies add up to at most matchBudget they are
+// searched in every text column; the more common ones after that (up to
+// five budgets in all) only in the short, distinctive columns (names,
+// titles, tags), where they match fewer documents to rank. The first
+// expression is the cheap words, or, without any, the common ones; the
+// second, run only when the first finds nothing, the common ones. "" means
+// no query.
+func (s *Store) textExprs(ctx context.Context, rd *readTx, p ftsPlan, words []string) (first, second string, err error) {
 	n, dfs, err := s.stats(ctx, rd, p.text, words)
 	if err != nil {
 		return "", "", err
 	}
-	limit := commonDocs(n)
-	var all, rare, common []string
-	for i, w := range words {
-		switch {
-		case dfs[i] == 0:
-		case dfs[i] > limit:
-			common = append(common, w)
-			all = append(all, w)
-		default:
-			rare = append(rare, w)
-			all = append(all, w)
+	order := make([]int, 0, len(words))
+	for i := range words {
+		if dfs[i] > 0 {
+			order = append(order, i)
 		}
 	}
-	if len(all) == 0 {
-		return "", "", nil
+	sort.SliceStable(order, func(a, b int) bool { return dfs[order[a]] < dfs[order[b]] })
+	budget, ubi := matchBudget(n, p.text.budget), ubiquitous(n)
+	var cheap, common []string
+	spent := 0
+	for _, i := range order {
+		switch {
+		case dfs[i] > ubi:
+		case spent+dfs[i] <= budget:
+			cheap = append(cheap, words[i])
+			spent += dfs[i]
+		case len(common) == 0 || spent+dfs[i] <= 5*budget:
+			common = append(common, words[i])
+			spent += dfs[i]
+		}
 	}
-	full = filterExpr(p.text.textCols+" : ("+ftsExpr(all, false)+")", p.filters...)
-	if len(common) == 0 {
-		return full, full, nil
+	var c string
+	if len(common) > 0 {
+		c = p.text.shortCols + " : (" + ftsExpr(common, false) + ")"
 	}
-	expr := p.text.nameCols + " : (" + ftsExpr(common, false) + ")"
-	if len(rare) > 0 {
-		expr = p.text.textCols + " : (" + ftsExpr(rare, false) + ")"
+	if len(cheap) == 0 {
+		return c, "", nil
 	}
-	return filterExpr(expr, p.filters...), full, nil
+	return p.text.textCols + " : (" + ftsExpr(cheap, false) + ")", c, nil
 }
 
 // preLess orders fts candidates before scoring: by tier, by bm25 within the
@@ -462,21 +480,12 @@ func (s *Store) preLess(a, b *hit) bool {
 	if a.tier == tierText && a.r != b.r {
 		return a.r < b.r
 	}
-	if ra, rb := s.nsOrder(a.ns), s.nsOrder(b.ns); ra != rb {
-		return ra < rb
-	}
-	if a.side != b.side {
-		return a.side < b.side
-	}
-	if a.nlen != b.nlen {
-		return a.nlen < b.nlen
-	}
-	return a.name < b.name
+	return s.tieLess(a, b)
 }
 
-// ftsSearch runs an "fts" search: whole-name and name-prefix matches first
-// (indexed range scans), then bm25 matches of the query words, each filtered
-// by plan.keep before it can take a result slot.
+// ftsSearch runs an "fts" search: whole-name and name-prefix matches first,
+// then bm25 matches of the query words, each filtered by plan.keep before it
+// can take a result slot.
 func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsPlan) ([]*hit, error) {
 	key := strings.ToLower(req.trimmed)
 	terms := nameTerms(req.trimmed)
@@ -486,13 +495,13 @@ func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsP
 	}
 	// Name matches rank above all text matches and come in the final order
 	// among them, so the first visible ones are the answer.
-	cands, ok, err := p.names(ctx, rd, key, terms)
+	it, err := p.names(ctx, rd, key, terms)
 	if err != nil {
 		return nil, err
 	}
 	var out []*hit
-	if ok {
-		out, err = takeKept(ctx, cands, req.limit, p.keep)
+	if it != nil {
+		out, err = takeKept(ctx, it, req.limit, p.keep)
 	} else {
 		err = s.fetchWindows(ctx, rd, p.nameSQL, []any{key, prefixUpper(key), termLo, termHi}, p.args, req.limit, p.scan, p.keep,
 			func(kept []*hit, full bool) bool {
@@ -524,9 +533,15 @@ func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsP
 	}
 	words := queryTerms(req.trimmed)
 	if need := req.limit - len(out); need > 0 && len(words) > 0 {
-		pruned, full, err := s.textExprs(ctx, rd, p, words)
+		first, second, err := s.textExprs(ctx, rd, p, words)
 		if err != nil {
 			return nil, err
+		}
+		var ranges []any
+		if p.ranges != nil {
+			if ranges, err = p.ranges(ctx, rd); err != nil {
+				return nil, err
+			}
 		}
 		var text []*hit
 		collect := func(kept []*hit, more bool) bool {
@@ -554,15 +569,15 @@ func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsP
 			text = text[:n]
 			return true
 		}
-		if pruned != "" {
-			err = s.fetchWindows(ctx, rd, p.textSQL, []any{pruned}, nil, need, p.scanText, p.keep, collect)
-			if err == nil && len(out)+len(text) == 0 && full != pruned {
-				// Nothing without the common words: search them everywhere.
-				err = s.fetchWindows(ctx, rd, p.textSQL, []any{full}, nil, need, p.scanText, p.keep, collect)
-			}
-			if err != nil {
-				return nil, err
-			}
+		if first != "" {
+			err = s.fetchWindows(ctx, rd, p.textSQL, []any{first}, ranges, need, p.scanText, p.keep, collect)
+		}
+		if err == nil && len(out)+len(text) == 0 && second != "" {
+			// Nothing with the rarest words: try the more common ones.
+			err = s.fetchWindows(ctx, rd, p.textSQL, []any{second}, ranges, need, p.scanText, p.keep, collect)
+		}
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, text...)
 	}
@@ -576,17 +591,19 @@ func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsP
 
 // takeKept passes candidates through keep a window at a time until limit
 // of them are kept.
-func takeKept(ctx context.Context, cands []*hit, limit int, keep func(context.Context, []*hit) ([]*hit, error)) ([]*hit, error) {
+func takeKept(ctx context.Context, it *nameIter, limit int, keep func(context.Context, []*hit) ([]*hit, error)) ([]*hit, error) {
 	var out []*hit
 	window := 2*limit + 8
-	for len(cands) > 0 && len(out) < limit {
-		n := min(window, len(cands))
-		kept, err := keep(ctx, cands[:n])
+	for len(out) < limit {
+		cands := it.next(window)
+		if len(cands) == 0 {
+			break
+		}
+		kept, err := keep(ctx, cands)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, kept...)
-		cands = cands[n:]
 		window *= 4
 	}
 	if len(out) > limit {
@@ -711,9 +728,10 @@ func scanToolRanked(r rowScanner, h *hit) error {
 	return r.Scan(&h.name, &h.ns, &h.side, &h.desc, &h.loading, &h.r)
 }
 
-// rankSQL ranks the rows of a full-text index matching ?1 (and the rowid
-// condition cond) by weighted bm25, best first, at most ?2 of them, and only
-// then joins their records, so that unreturned matches never cost a lookup.
+// rankSQL ranks the rows of a full-text index matching the first argument
+// (and the rowid condition cond, with the arguments after it) by weighted
+// bm25, best first, at most the last argument of them, and only then joins
+// their records, so that unreturned matches never cost a lookup.
 func rankSQL(cols, fts string, weights []float64, table, id, cond string) string {
 	ws := make([]string, len(weights))
 	for i, w := range weights {
@@ -740,18 +758,18 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 		scan:     scanTool,
 		scanText: scanToolRanked,
 		keep:     func(_ context.Context, hs []*hit) ([]*hit, error) { return visibleTools(hs, q.Visible), nil },
-		names: func(ctx context.Context, rd *readTx, key, terms string) ([]*hit, bool, error) {
+		names: func(ctx context.Context, rd *readTx, key, terms string) (*nameIter, error) {
 			gen, err := rd.generation(ctx)
 			if err != nil {
-				return nil, false, err
+				return nil, err
 			}
 			snap := s.at(&s.toolSnaps, gen)
 			if snap == nil || !useSnapshotNames {
-				return nil, false, nil
+				return nil, nil
 			}
-			return s.nameCands(snap, key, terms, func(e *snapEntry) bool {
+			return s.nameIter(snap, key, terms, func(e *snapEntry) bool {
 				return q.IncludeAlwaysLoaded || e.loading != LoadingAlways
-			}), true, nil
+			}), nil
 		},
 	}
 }

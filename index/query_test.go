@@ -525,17 +525,24 @@ func TestSnapshotNamesMatchSQL(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, &Options{PreferredNamespaces: []string{"c", "a"}})
 	tools := randomCatalog(r, 150)
+	// Many names with one prefix, for the cached large-range path.
+	for i := range 2 * largeRange {
+		tools = append(tools, Tool{Name: fmt.Sprintf("bulk_item_%03d", i), Namespace: []string{"a", "b", "c", ""}[i%4],
+			SideEffects: []string{"pure", "read", "write"}[i%3], LoadingMode: []string{LoadingDeferred, LoadingAlways}[i%5/4]})
+	}
+	tools = append(tools, Tool{Name: "bulk", LoadingMode: LoadingDeferred}, Tool{Name: "BulkItem", LoadingMode: LoadingDeferred})
 	mustSync(t, s, tools)
 	for i, sc := range []Scope{{}, {TenantID: "t1"}, {TenantID: "t1", ProjectID: "p1"}, {ProjectID: "p1"}} {
 		var skills []Skill
-		for j, tl := range tools[:40] {
+		for j, tl := range append(tools[:40:40], tools[150:150+2*largeRange]...) {
 			skills = append(skills, Skill{Name: tl.Name, Trigger: tl.Description + " x", TaskType: TaskTypes[(i+j)%len(TaskTypes)]})
 		}
 		if _, err := s.LoadPack(ctx, "p", skills, PackOptions{Scope: sc}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	queries := []string{"read", "read_", "READ_FILE", "web search", "web_s", "r", "user account", "get", "data_", "zz", "list mail"}
+	queries := []string{"read", "read_", "READ_FILE", "web search", "web_s", "r", "user account", "get", "data_", "zz", "list mail",
+		"bulk", "bulk_", "BULK_ITEM", "bulk item", "bulk_item_1", "bulk_item_123", "bulkitem", "b"}
 	for _, tl := range tools[:30] {
 		queries = append(queries, tl.Name, tl.Name[:len(tl.Name)/2])
 	}

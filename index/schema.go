@@ -88,9 +88,8 @@ var migrations = []string{
 	CREATE INDEX skills_pinned ON skills(pinned) WHERE pinned <> 0;`,
 
 	// 4: always-loaded tools move to their own rowid range (see
-	// alwaysBase), and skills get filter tokens (see filter.go; the
-	// expression here must match it), so that the full-text index itself
-	// leaves out what a search may not return.
+	// alwaysBase), and skills get filter tokens for the full-text index
+	// (no longer used since version 5).
 	`UPDATE tools SET id = id + 1099511627776 WHERE loading_mode = 'always' AND id < 1099511627776;
 	ALTER TABLE skills ADD COLUMN search_filter TEXT NOT NULL DEFAULT '';
 	UPDATE skills SET search_filter = CASE scope_mode
@@ -98,6 +97,25 @@ var migrations = []string{
 		WHEN 'tenant' THEN 'st' || hex(scope_tenant_id) || '0'
 		ELSE 'sp' || hex(scope_tenant_id) || 'x' || hex(scope_project_id) || '0' END
 		|| ' tt' || task_type || '0';`,
+
+	// 5: skill rowids encode scope and task type (see skillRange in
+	// skills_store.go), replacing the filter tokens of version 4.
+	`CREATE TABLE skill_scopes (
+		id               INTEGER PRIMARY KEY,
+		scope_mode       TEXT NOT NULL,
+		scope_tenant_id  TEXT NOT NULL,
+		scope_project_id TEXT NOT NULL,
+		UNIQUE (scope_mode, scope_tenant_id, scope_project_id)
+	);
+	INSERT INTO skill_scopes (id, scope_mode, scope_tenant_id, scope_project_id) VALUES (1, 'global', '', '');
+	INSERT OR IGNORE INTO skill_scopes (scope_mode, scope_tenant_id, scope_project_id)
+		SELECT DISTINCT scope_mode, scope_tenant_id, scope_project_id FROM skills ORDER BY 1, 2, 3;
+	UPDATE skills SET seq = (SELECT c.id FROM skill_scopes c WHERE c.scope_mode = skills.scope_mode
+			AND c.scope_tenant_id = skills.scope_tenant_id AND c.scope_project_id = skills.scope_project_id) * 4294967296
+		+ (CASE task_type WHEN 'browser' THEN 0 WHEN 'api' THEN 1 WHEN 'code' THEN 2 WHEN 'domain' THEN 3 ELSE 4 END) * 536870912
+		+ seq
+		WHERE seq < 536870912;
+	UPDATE skills SET search_filter = '';`,
 }
 
 // migrate brings db from its user_version up to version target, in one
@@ -150,12 +168,11 @@ func detectFTS5(ctx context.Context, db *sql.DB) (bool, error) {
 // ftsVersion names the shape of the full-text tables below. When it differs
 // from the one recorded in index_meta the tables are dropped, recreated and
 // rebuilt from the content tables.
-const ftsVersion = "2"
+const ftsVersion = "3"
 
 // ftsTables are external-content FTS5 tables over tools and skills, kept in
 // step by triggers inside the writing transaction. Column order matters: the
-// bm25 weights in query.go and skills_search.go follow it. The last skills
-// column, search_filter, holds filter tokens only (weight 0).
+// bm25 weights in query.go and skills_search.go follow it.
 var ftsTables = []string{
 	`CREATE VIRTUAL TABLE tools_fts USING fts5(
 		name_terms, description, tags_text, params_text, examples_text,
@@ -175,21 +192,21 @@ var ftsTables = []string{
 		VALUES (new.id, new.name_terms, new.description, new.tags_text, new.params_text, new.examples_text);
 	END`,
 	`CREATE VIRTUAL TABLE skills_fts USING fts5(
-		name_terms, title, trigger, description, tags_text, body, search_filter,
+		name_terms, title, trigger, description, tags_text, body,
 		content='skills', content_rowid='seq', tokenize='porter unicode61')`,
 	`CREATE TRIGGER skills_fts_ai AFTER INSERT ON skills BEGIN
-		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
-		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body, new.search_filter);
+		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body)
+		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body);
 	END`,
 	`CREATE TRIGGER skills_fts_ad AFTER DELETE ON skills BEGIN
-		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
-		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body, old.search_filter);
+		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body)
+		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body);
 	END`,
-	`CREATE TRIGGER skills_fts_au AFTER UPDATE OF name_terms, title, trigger, description, tags_text, body, search_filter ON skills BEGIN
-		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
-		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body, old.search_filter);
-		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body, search_filter)
-		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body, new.search_filter);
+	`CREATE TRIGGER skills_fts_au AFTER UPDATE OF name_terms, title, trigger, description, tags_text, body ON skills BEGIN
+		INSERT INTO skills_fts(skills_fts, rowid, name_terms, title, trigger, description, tags_text, body)
+		VALUES ('delete', old.seq, old.name_terms, old.title, old.trigger, old.description, old.tags_text, old.body);
+		INSERT INTO skills_fts(rowid, name_terms, title, trigger, description, tags_text, body)
+		VALUES (new.seq, new.name_terms, new.title, new.trigger, new.description, new.tags_text, new.body);
 	END`,
 	`INSERT INTO tools_fts(tools_fts) VALUES ('rebuild')`,
 	`INSERT INTO skills_fts(skills_fts) VALUES ('rebuild')`,

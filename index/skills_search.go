@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -33,8 +34,8 @@ type SkillSearchResult struct {
 }
 
 // skillWeights are the bm25 column weights of skills_fts: name words, title,
-// trigger, description, tags, body, and 0 for the filter tokens.
-var skillWeights = [7]float64{8, 5, 4, 2.5, 4, 1, 0}
+// trigger, description, tags, body.
+var skillWeights = [6]float64{8, 5, 4, 2.5, 4, 1}
 
 const skillCols = `t.name, t.pack, t.title, t.trigger, t.task_type, t.scope_mode`
 
@@ -103,50 +104,91 @@ func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchRes
 }
 
 // skillFilter is the WHERE condition (alias t) for a skill query's scope and
-// task type, with its arguments.
+// task type, with its arguments. Its columns carry a unary plus so SQLite
+// never picks their indexes over the name's: a scope holds thousands of
+// skills, a name a handful.
 func skillFilter(q SkillQuery) (string, []any) {
-	where, args := scopeWhereAlias(q.Scope, "t.")
+	where, args := scopeWhereAlias(q.Scope, "+t.")
 	where = " AND " + where
 	if q.TaskType != "" {
-		where += " AND t.task_type = ?"
+		where += " AND +t.task_type = ?"
 		args = append(args, q.TaskType)
 	}
 	return where, args
 }
 
-// skillPlan builds the statements of an "fts" skill search.
+// skillRangesCond keeps a skill text search to three rowid ranges: the
+// caller's global, tenant and project blocks (an empty range when the caller
+// has none).
+const skillRangesCond = ` AND ((rowid >= ? AND rowid < ?) OR (rowid >= ? AND rowid < ?) OR (rowid >= ? AND rowid < ?))`
+
+const scopeIDSQL = `SELECT id FROM skill_scopes WHERE scope_mode = ? AND scope_tenant_id = ? AND scope_project_id = ?`
+
+// skillRanges returns the rowid ranges of the skills a caller sees, as
+// arguments of skillRangesCond.
+func (s *Store) skillRanges(ctx context.Context, rd *readTx, q SkillQuery) ([]any, error) {
+	scopes := []Scope{{Mode: ScopeGlobal}}
+	if q.Scope.TenantID != "" {
+		scopes = append(scopes, Scope{Mode: ScopeTenant, TenantID: q.Scope.TenantID})
+	}
+	if q.Scope.ProjectID != "" {
+		scopes = append(scopes, Scope{Mode: ScopeProject, TenantID: q.Scope.TenantID, ProjectID: q.Scope.ProjectID})
+	}
+	args := make([]any, 0, 6)
+	for _, sc := range scopes {
+		id, ok := s.scopeIDs.Load(sc)
+		if !ok {
+			var n int64
+			err := rd.scanOne(ctx, scopeIDSQL, []any{&n}, sc.Mode, sc.TenantID, sc.ProjectID)
+			if err == sql.ErrNoRows {
+				continue // no skill was ever stored there
+			}
+			if err != nil {
+				return nil, err
+			}
+			// Scope rows are never deleted or changed: cache forever.
+			s.scopeIDs.Store(sc, n)
+			id = n
+		}
+		lo, hi := skillRange(id.(int64), q.TaskType)
+		args = append(args, lo, hi)
+	}
+	for len(args) < 6 {
+		args = append(args, int64(0), int64(0))
+	}
+	return args, nil
+}
+
+// skillPlan builds the statements of an "fts" skill search. rd is set to
+// the search's read transaction before keep runs.
 func (s *Store) skillPlan(rd **readTx, q SkillQuery) ftsPlan {
 	filter, args := skillFilter(q)
-	filters := [][]string{visibleScopeTokens(q.Scope)}
-	if q.TaskType != "" {
-		filters = append(filters, []string{taskToken(q.TaskType)})
-	}
 	return ftsPlan{
 		nameSQL: `SELECT ` + skillCols + ` FROM skills t
 			WHERE ((t.name_key >= ?1 AND t.name_key < ?2) OR (t.name_terms >= ?3 AND t.name_terms < ?4))` + filter + `
 			ORDER BY ` + nameTierSQL + `, ` + s.nsOrderSQL("t.pack") + `length(t.name), t.name LIMIT ?`,
 		args:     args,
-		textSQL:  rankSQL(skillCols, "skills_fts", skillWeights[:], "skills", "seq", ""),
+		textSQL:  rankSQL(skillCols, "skills_fts", skillWeights[:], "skills", "seq", skillRangesCond),
 		text:     &s.skillText,
-		filters:  filters,
+		ranges:   func(ctx context.Context, rd *readTx) ([]any, error) { return s.skillRanges(ctx, rd, q) },
 		scan:     scanSkillHit,
 		scanText: scanSkillHitRanked,
 		keep: func(ctx context.Context, hs []*hit) ([]*hit, error) {
 			return s.unshadowed(ctx, *rd, q.Scope, hs)
 		},
-		extra: []string{unshadowSQL(q.Scope)},
-		names: func(ctx context.Context, rd *readTx, key, terms string) ([]*hit, bool, error) {
+		extra: []string{unshadowSQL(q.Scope), scopeIDSQL},
+		names: func(ctx context.Context, rd *readTx, key, terms string) (*nameIter, error) {
 			gen, err := rd.generation(ctx)
 			if err != nil {
-				return nil, false, err
+				return nil, err
 			}
 			snap := s.at(&s.skillSnaps, gen)
 			if snap == nil || !useSnapshotNames {
-				return nil, false, nil
+				return nil, nil
 			}
-			return s.nameCands(snap, key, terms, func(e *snapEntry) bool {
+			return s.nameIter(snap, key, terms, func(e *snapEntry) bool {
 				return visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) && (q.TaskType == "" || e.taskType == q.TaskType)
-			}), true, nil
+			}), nil
 		},
 	}
 }
@@ -162,10 +204,11 @@ func maxSpecificity(sc Scope) int {
 	return scopeSpecificity(ScopeGlobal)
 }
 
-// unshadowSQL lists the scopes a caller sees a set of names in.
+// unshadowSQL lists the scopes a caller sees a set of names in, looking
+// each name up (CROSS JOIN keeps SQLite from scanning a whole scope instead).
 func unshadowSQL(sc Scope) string {
-	where, _ := scopeWhere(sc)
-	return `SELECT name, scope_mode FROM skills WHERE name IN (SELECT value FROM json_each(?)) AND ` + where
+	where, _ := scopeWhereAlias(sc, "s.")
+	return `SELECT s.name, s.scope_mode FROM json_each(?) j CROSS JOIN skills s ON s.name = j.value WHERE ` + where
 }
 
 // unshadowed drops candidates hidden by a more specific skill of the same

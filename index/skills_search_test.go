@@ -132,8 +132,12 @@ func TestSkillScopeNeverLeaks(t *testing.T) {
 			"learned.code.secret_tenant_t2_", "learned.code.secret_project_t1_p1", "t1", "p1", "recipe"}
 		for _, caller := range callers {
 			for _, q := range queries {
-				for _, st := range []string{SearchFTS, SearchRegex, SearchExact} {
-					res, err := s.SearchSkills(ctx, SkillQuery{Query: q, SearchType: st, Limit: 20, Scope: caller})
+				for i, st := range []string{SearchFTS, SearchRegex, SearchExact, SearchFTS} {
+					tt := ""
+					if i == 3 {
+						tt = "unknown" // the task-type rowid ranges
+					}
+					res, err := s.SearchSkills(ctx, SkillQuery{Query: q, SearchType: st, Limit: 20, Scope: caller, TaskType: tt})
 					if err != nil {
 						t.Fatalf("%+v %s %q: %v", caller, st, q, err)
 					}
@@ -216,5 +220,34 @@ func TestSkillSearchFallback(t *testing.T) {
 	res, err := s.SearchSkills(ctx, SkillQuery{Query: "paginated items"})
 	if err != nil || res.SearchType != SearchRegex || len(res.Skills) != 1 || res.Skills[0].Score != 0.75 {
 		t.Errorf("fallback: %+v %v", res, err)
+	}
+}
+
+func TestTaskTypeChangeMovesSkill(t *testing.T) {
+	s := openTest(t, &Options{Now: fixedClock()})
+	ctx := context.Background()
+	sc := Scope{TenantID: "acme", ProjectID: "web"}
+	if err := s.PutSkill(ctx, Skill{Name: "learned.x", Trigger: "scrape a page", TaskType: "browser", Scope: sc}); err != nil {
+		t.Fatal(err)
+	}
+	s.db.Exec(`UPDATE skills SET use_count = 3, last_used = 77`)
+	before, _ := getSkill(t, s, "learned.x", sc)
+	if err := s.PutSkill(ctx, Skill{Name: "learned.x", Trigger: "scrape a page via the api", TaskType: "api", Scope: sc}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := getSkill(t, s, "learned.x", sc)
+	if after.UseCount != 3 || !after.CreatedAt.Equal(before.CreatedAt) || after.LastUsed.UnixNano() != 77 || after.TaskType != "api" {
+		t.Errorf("moved skill lost its statistics: before %+v after %+v", before, after)
+	}
+	for tt, want := range map[string]int{"api": 1, "browser": 0, "": 1} {
+		res, err := s.SearchSkills(ctx, SkillQuery{Query: "scrape", TaskType: tt, Scope: sc})
+		if err != nil || len(res.Skills) != want {
+			t.Errorf("task type %q: %+v %v, want %d", tt, res, err, want)
+		}
+	}
+	var n int
+	s.db.QueryRow(`SELECT count(*) FROM skills_fts WHERE skills_fts MATCH 'scrape'`).Scan(&n)
+	if n != 1 {
+		t.Errorf("%d full-text rows after the move, want 1", n)
 	}
 }

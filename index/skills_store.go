@@ -311,59 +311,178 @@ func scanSkill(r rowScanner) (Skill, error) {
 	return sk, nil
 }
 
-const skillInsertSQL = `INSERT INTO skills (id, scope_mode, scope_tenant_id, scope_project_id, name, name_key, name_terms,
-	title, description, trigger, task_type, tags, tags_text, steps, preconditions, failure_modes, instructions, body,
-	origin, origin_ref, pack, content_hash, pinned, search_filter, created_at, updated_at, last_used, use_count)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)`
+// Skill rowids. The seq column (the full-text rowid) encodes where a skill
+// lives, so that a search asks the full-text index for the caller's scopes
+// (and task type) as rowid ranges and never ranks another tenant's skills:
+//
+//	seq = scope block << 32 | task type index << 29 | number
+//
+// The scope block is the skill_scopes row of the skill's scope (1 is
+// global); the task type index is its place in TaskTypes. A skill whose task
+// type changes moves to the other range.
+const (
+	scopeShift = 32
+	typeShift  = 29
+)
+
+// skillRange is the rowid range [lo, hi) of a scope block, or of one task
+// type in it when taskType is not "".
+func skillRange(block int64, taskType string) (lo, hi int64) {
+	lo = block << scopeShift
+	if taskType == "" {
+		return lo, lo + 1<<scopeShift
+	}
+	lo += int64(taskIndex(taskType)) << typeShift
+	return lo, lo + 1<<typeShift
+}
+
+// taskIndex is a task type's place in TaskTypes.
+func taskIndex(t string) int {
+	for i, v := range TaskTypes {
+		if v == t {
+			return i
+		}
+	}
+	return len(TaskTypes) - 1 // "unknown"
+}
+
+const skillInsertSQL = `INSERT INTO skills (seq, id, scope_mode, scope_tenant_id, scope_project_id, name, name_key,
+	name_terms, title, description, trigger, task_type, tags, tags_text, steps, preconditions, failure_modes,
+	instructions, body, origin, origin_ref, pack, content_hash, pinned, created_at, updated_at, last_used, use_count)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const skillUpdateSQL = `UPDATE skills SET name_key = ?, name_terms = ?, title = ?, description = ?, trigger = ?,
 	task_type = ?, tags = ?, tags_text = ?, steps = ?, preconditions = ?, failure_modes = ?, instructions = ?, body = ?,
-	origin = ?, origin_ref = ?, pack = ?, content_hash = ?, pinned = ?, search_filter = ?, updated_at = ? WHERE id = ?`
+	origin = ?, origin_ref = ?, pack = ?, content_hash = ?, pinned = ?, updated_at = ? WHERE id = ?`
 
 // skillArgs returns the content arguments shared by insert and update, from
-// name_key to content_hash, then pinned and search_filter.
+// name_key to pinned.
 func skillArgs(sk Skill, pack string) []any {
-	pinned := 0
-	if sk.Pinned {
-		pinned = 1
-	}
 	return []any{strings.ToLower(sk.Name), nameTerms(sk.Name), sk.Title, sk.Description, sk.Trigger, sk.TaskType,
 		mustJSON(sk.Tags), strings.Join(sk.Tags, " "), mustJSON(sk.Steps), mustJSON(sk.Preconditions),
-		mustJSON(sk.FailureModes), sk.Instructions, skillBody(sk), sk.Origin, sk.OriginRef, pack, sk.ContentHash, pinned,
-		skillFilterText(sk)}
-}
-
-func insertSkill(ctx context.Context, tx *sql.Tx, sk Skill, pack string, now int64) error {
-	args := []any{skillID(sk.Scope, sk.Name), sk.Scope.Mode, sk.Scope.TenantID, sk.Scope.ProjectID, sk.Name}
-	args = append(args, skillArgs(sk, pack)...)
-	args = append(args, now, now)
-	_, err := tx.ExecContext(ctx, skillInsertSQL, args...)
-	return err
-}
-
-func updateSkill(ctx context.Context, tx *sql.Tx, id string, sk Skill, pack string, now int64) error {
-	args := append(skillArgs(sk, pack), now, id)
-	_, err := tx.ExecContext(ctx, skillUpdateSQL, args...)
-	return err
+		mustJSON(sk.FailureModes), sk.Instructions, skillBody(sk), sk.Origin, sk.OriginRef, pack, sk.ContentHash,
+		boolInt(sk.Pinned)}
 }
 
 // storedSkill is what LoadPack and PutSkill need to know about an existing row.
 type storedSkill struct {
-	id, origin, hash, pack string
-	pinned                 bool
+	id, origin, hash, pack, taskType string
+	pinned                           bool
+	created, lastUsed                int64
+	useCount                         int
 }
 
-func lookupSkill(ctx context.Context, tx *sql.Tx, sc Scope, name string) (storedSkill, bool, error) {
+// skillWriter writes skills inside one transaction, with its statements
+// prepared once and the next free rowid of each range remembered.
+type skillWriter struct {
+	tx                            *sql.Tx
+	now                           int64
+	lookup, insert, update, del   *sql.Stmt
+	scopeGet, scopeAdd, rangeNext *sql.Stmt
+	next                          map[int64]int64 // range start → next free rowid
+}
+
+func newSkillWriter(ctx context.Context, tx *sql.Tx, now int64) (*skillWriter, error) {
+	w := &skillWriter{tx: tx, now: now, next: make(map[int64]int64)}
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{
+		{&w.lookup, `SELECT id, origin, content_hash, pack, task_type, pinned, created_at, last_used, use_count FROM skills
+			WHERE name = ? AND scope_mode = ? AND scope_tenant_id = ? AND scope_project_id = ?`},
+		{&w.insert, skillInsertSQL},
+		{&w.update, skillUpdateSQL},
+		{&w.del, `DELETE FROM skills WHERE id = ?`},
+		{&w.scopeGet, `SELECT id FROM skill_scopes WHERE scope_mode = ? AND scope_tenant_id = ? AND scope_project_id = ?`},
+		{&w.scopeAdd, `INSERT INTO skill_scopes (scope_mode, scope_tenant_id, scope_project_id) VALUES (?, ?, ?) RETURNING id`},
+		{&w.rangeNext, `SELECT coalesce(max(seq) + 1, ?1) FROM skills WHERE seq >= ?1 AND seq < ?2`},
+	} {
+		st, err := tx.PrepareContext(ctx, p.q)
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		*p.st = st
+	}
+	return w, nil
+}
+
+func (w *skillWriter) close() {
+	for _, st := range []*sql.Stmt{w.lookup, w.insert, w.update, w.del, w.scopeGet, w.scopeAdd, w.rangeNext} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// find returns the stored skill of this name in this scope.
+func (w *skillWriter) find(ctx context.Context, sc Scope, name string) (storedSkill, bool, error) {
 	var st storedSkill
 	var pinned int
-	err := tx.QueryRowContext(ctx, `SELECT id, origin, content_hash, pack, pinned FROM skills
-		WHERE name = ? AND scope_mode = ? AND scope_tenant_id = ? AND scope_project_id = ?`,
-		name, sc.Mode, sc.TenantID, sc.ProjectID).Scan(&st.id, &st.origin, &st.hash, &st.pack, &pinned)
+	err := w.lookup.QueryRowContext(ctx, name, sc.Mode, sc.TenantID, sc.ProjectID).Scan(&st.id, &st.origin, &st.hash,
+		&st.pack, &st.taskType, &pinned, &st.created, &st.lastUsed, &st.useCount)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storedSkill{}, false, nil
 	}
 	st.pinned = pinned != 0
 	return st, err == nil, err
+}
+
+// seq returns a free rowid for a skill of this scope and task type.
+func (w *skillWriter) seq(ctx context.Context, sc Scope, taskType string) (int64, error) {
+	var block int64
+	err := w.scopeGet.QueryRowContext(ctx, sc.Mode, sc.TenantID, sc.ProjectID).Scan(&block)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = w.scopeAdd.QueryRowContext(ctx, sc.Mode, sc.TenantID, sc.ProjectID).Scan(&block)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if block >= 1<<(63-scopeShift) {
+		return 0, fmt.Errorf("too many skill scopes")
+	}
+	lo, hi := skillRange(block, taskType)
+	n, ok := w.next[lo]
+	if !ok {
+		if err := w.rangeNext.QueryRowContext(ctx, lo, hi).Scan(&n); err != nil {
+			return 0, err
+		}
+	}
+	if n >= hi {
+		return 0, fmt.Errorf("skill rowids of scope %+v, task type %q are exhausted", sc, taskType)
+	}
+	w.next[lo] = n + 1
+	return n, nil
+}
+
+// insert stores a new skill with the given statistics.
+func (w *skillWriter) insertStats(ctx context.Context, sk Skill, pack string, created, lastUsed int64, useCount int) error {
+	seq, err := w.seq(ctx, sk.Scope, sk.TaskType)
+	if err != nil {
+		return err
+	}
+	args := []any{seq, skillID(sk.Scope, sk.Name), sk.Scope.Mode, sk.Scope.TenantID, sk.Scope.ProjectID, sk.Name}
+	args = append(args, skillArgs(sk, pack)...)
+	args = append(args, created, w.now, lastUsed, useCount)
+	_, err = w.insert.ExecContext(ctx, args...)
+	return err
+}
+
+func (w *skillWriter) add(ctx context.Context, sk Skill, pack string) error {
+	return w.insertStats(ctx, sk, pack, w.now, 0, 0)
+}
+
+// replace rewrites a stored skill's content, keeping its creation time and
+// use statistics, and moving it when its task type changed.
+func (w *skillWriter) replace(ctx context.Context, st storedSkill, sk Skill, pack string) error {
+	if st.taskType != sk.TaskType {
+		if _, err := w.del.ExecContext(ctx, st.id); err != nil {
+			return err
+		}
+		return w.insertStats(ctx, sk, pack, st.created, st.lastUsed, st.useCount)
+	}
+	_, err := w.update.ExecContext(ctx, append(skillArgs(sk, pack), w.now, st.id)...)
+	return err
 }
 
 // PutSkill inserts sk, or replaces the skill of the same name in the same
@@ -383,14 +502,19 @@ func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
 	}
 	now := s.nowNano()
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		st, ok, err := lookupSkill(ctx, tx, sk.Scope, sk.Name)
+		w, err := newSkillWriter(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		st, ok, err := w.find(ctx, sk.Scope, sk.Name)
 		if err != nil {
 			return err
 		}
 		if ok {
-			return updateSkill(ctx, tx, st.id, sk, pack, now)
+			return w.replace(ctx, st, sk, pack)
 		}
-		return insertSkill(ctx, tx, sk, pack, now)
+		return w.add(ctx, sk, pack)
 	})
 	if err != nil {
 		return fmt.Errorf("index: put skill %q: %w", sk.Name, err)
@@ -447,14 +571,19 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 	now := s.nowNano()
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		rep = PackReport{Pack: pack}
+		w, err := newSkillWriter(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		defer w.close()
 		for _, sk := range prepared {
-			st, ok, err := lookupSkill(ctx, tx, sc, sk.Name)
+			st, ok, err := w.find(ctx, sc, sk.Name)
 			if err != nil {
 				return err
 			}
 			switch {
 			case !ok:
-				if err := insertSkill(ctx, tx, sk, pack, now); err != nil {
+				if err := w.add(ctx, sk, pack); err != nil {
 					return fmt.Errorf("inserting skill %q: %w", sk.Name, err)
 				}
 				rep.Added = append(rep.Added, sk.Name)
@@ -475,7 +604,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 					rep.Skipped = append(rep.Skipped, sk.Name)
 				}
 			default:
-				if err := updateSkill(ctx, tx, st.id, sk, pack, now); err != nil {
+				if err := w.replace(ctx, st, sk, pack); err != nil {
 					return fmt.Errorf("updating skill %q: %w", sk.Name, err)
 				}
 				rep.Updated = append(rep.Updated, sk.Name)

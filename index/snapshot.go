@@ -21,7 +21,19 @@ type snapshot struct {
 	entries []snapEntry
 	byKey   []int32 // entries ordered by lower-case name
 	byTerms []int32 // entries ordered by name words
+	// rank is each entry's place in the order of the contract's
+	// tie-breakers (namespace preference, side effects, name length, name).
+	rank []int32
+
+	mu     sync.Mutex
+	ranked map[string][]int32 // large prefix ranges in rank order, by range
 }
+
+// maxRankedRanges bounds the cache of prefix ranges sorted by rank.
+const maxRankedRanges = 256
+
+// largeRange is the size from which a sorted prefix range is cached.
+const largeRange = 256
 
 // snapEntry is one tool or skill.
 type snapEntry struct {
@@ -113,8 +125,62 @@ func (s *Store) loadSnapshot(ctx context.Context, h *snapHolder) (*snapshot, err
 	es := snap.entries
 	sort.Slice(snap.byKey, func(i, j int) bool { return es[snap.byKey[i]].key < es[snap.byKey[j]].key })
 	sort.Slice(snap.byTerms, func(i, j int) bool { return es[snap.byTerms[i]].terms < es[snap.byTerms[j]].terms })
+	order := make([]int32, len(es))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(i, j int) bool { return s.tieLess(&es[order[i]].hit, &es[order[j]].hit) })
+	snap.rank = make([]int32, len(es))
+	for r, idx := range order {
+		snap.rank[idx] = int32(r)
+	}
 	h.offer(snap)
 	return snap, nil
+}
+
+// tieLess is the contract order among equal scores.
+func (s *Store) tieLess(a, b *hit) bool {
+	if ra, rb := s.nsOrder(a.ns), s.nsOrder(b.ns); ra != rb {
+		return ra < rb
+	}
+	if a.side != b.side {
+		return a.side < b.side
+	}
+	if a.nlen != b.nlen {
+		return a.nlen < b.nlen
+	}
+	return a.name < b.name
+}
+
+// prefixRange returns the entries of the sorted list whose field has prefix
+// p, in rank order.
+func (snap *snapshot) prefixRange(list []int32, field func(*snapEntry) string, tag, p string) []int32 {
+	es := snap.entries
+	lo := sort.Search(len(list), func(i int) bool { return field(&es[list[i]]) >= p })
+	hi := lo + sort.Search(len(list)-lo, func(i int) bool { return !strings.HasPrefix(field(&es[list[lo+i]]), p) })
+	if hi-lo < largeRange {
+		r := append([]int32(nil), list[lo:hi]...)
+		sort.Slice(r, func(i, j int) bool { return snap.rank[r[i]] < snap.rank[r[j]] })
+		return r
+	}
+	key := tag + p
+	snap.mu.Lock()
+	r, ok := snap.ranked[key]
+	snap.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = append([]int32(nil), list[lo:hi]...)
+	sort.Slice(r, func(i, j int) bool { return snap.rank[r[i]] < snap.rank[r[j]] })
+	snap.mu.Lock()
+	if snap.ranked == nil {
+		snap.ranked = make(map[string][]int32)
+	}
+	if len(snap.ranked) < maxRankedRanges {
+		snap.ranked[key] = r
+	}
+	snap.mu.Unlock()
+	return r
 }
 
 // offer installs snap unless a newer one is already there.
@@ -163,44 +229,74 @@ func (s *Store) at(h *snapHolder, gen int64) *snapshot {
 	return nil
 }
 
-// nameCands returns the entries whose name matches the query as an "fts"
-// name match (see nameTierSQL) and that want accepts, with their tiers, in
-// the order of preLess.
-func (s *Store) nameCands(snap *snapshot, key, terms string, want func(*snapEntry) bool) []*hit {
-	tiers := make(map[int32]int)
-	es := snap.entries
-	i := sort.Search(len(snap.byKey), func(i int) bool { return es[snap.byKey[i]].key >= key })
-	for ; i < len(snap.byKey) && strings.HasPrefix(es[snap.byKey[i]].key, key); i++ {
-		idx := snap.byKey[i]
-		if es[idx].key == key {
-			tiers[idx] = tierName
-		} else {
-			tiers[idx] = tierPrefix
-		}
-	}
+// nameIter yields the entries whose name matches a query as an "fts" name
+// match (see nameTierSQL) and that want accepts, in the order of preLess:
+// whole-name matches, then name-prefix matches, then name-word-prefix
+// matches, each in rank order. Large prefix ranges come sorted from the
+// snapshot's cache, so a prefix shared by every name costs little.
+type nameIter struct {
+	snap       *snapshot
+	want       func(*snapEntry) bool
+	key, terms string
+	stages     [3][]int32
+	stage, pos int
+	exact      map[int32]bool
+}
+
+func (s *Store) nameIter(snap *snapshot, key, terms string, want func(*snapEntry) bool) *nameIter {
+	it := &nameIter{snap: snap, want: want, key: key, terms: terms, exact: make(map[int32]bool)}
+	byKey := func(e *snapEntry) string { return e.key }
+	byTerms := func(e *snapEntry) string { return e.terms }
+	keyRange := snap.prefixRange(snap.byKey, byKey, "k", key)
+	var termRange []int32
 	if terms != "" {
-		i = sort.Search(len(snap.byTerms), func(i int) bool { return es[snap.byTerms[i]].terms >= terms })
-		for ; i < len(snap.byTerms) && strings.HasPrefix(es[snap.byTerms[i]].terms, terms); i++ {
-			idx := snap.byTerms[i]
-			t := tierWordPrefix
-			if es[idx].terms == terms {
-				t = tierName
-			}
-			if old, ok := tiers[idx]; !ok || t < old {
-				tiers[idx] = t
+		termRange = snap.prefixRange(snap.byTerms, byTerms, "t", terms)
+	}
+	var exact []int32
+	add := func(list []int32, field func(*snapEntry) string, p string) {
+		es := snap.entries
+		i := sort.Search(len(list), func(i int) bool { return field(&es[list[i]]) >= p })
+		for ; i < len(list) && field(&es[list[i]]) == p; i++ {
+			if idx := list[i]; !it.exact[idx] {
+				it.exact[idx] = true
+				exact = append(exact, idx)
 			}
 		}
 	}
-	hits := make([]*hit, 0, len(tiers))
-	for idx, t := range tiers {
-		e := &es[idx]
-		if !want(e) {
+	add(snap.byKey, byKey, key)
+	if terms != "" {
+		add(snap.byTerms, byTerms, terms)
+	}
+	sort.Slice(exact, func(i, j int) bool { return snap.rank[exact[i]] < snap.rank[exact[j]] })
+	it.stages = [3][]int32{exact, keyRange, termRange}
+	return it
+}
+
+// next returns up to n more candidates.
+func (it *nameIter) next(n int) []*hit {
+	var out []*hit
+	for it.stage < len(it.stages) && len(out) < n {
+		list := it.stages[it.stage]
+		if it.pos >= len(list) {
+			it.stage, it.pos = it.stage+1, 0
+			continue
+		}
+		idx := list[it.pos]
+		it.pos++
+		e := &it.snap.entries[idx]
+		tier := it.stage
+		switch {
+		case tier > tierName && it.exact[idx]:
+			continue // already given as a whole-name match
+		case tier == tierWordPrefix && strings.HasPrefix(e.key, it.key):
+			continue // already given as a name-prefix match
+		}
+		if !it.want(e) {
 			continue
 		}
 		h := e.hit
-		h.tier = t
-		hits = append(hits, &h)
+		h.tier = tier
+		out = append(out, &h)
 	}
-	sort.Slice(hits, func(i, j int) bool { return s.preLess(hits[i], hits[j]) })
-	return hits
+	return out
 }

@@ -64,6 +64,7 @@ type Store struct {
 	stmts  map[string]*sql.Stmt
 
 	toolSnaps, skillSnaps snapHolder
+	scopeIDs              sync.Map // Scope → skill_scopes id (int64)
 
 	// writeGen counts writes committed through this store; caches of
 	// full-text statistics are keyed by it.
@@ -122,9 +123,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	s.nsDefault = len(opts.PreferredNamespaces)
 	s.toolSnaps.kind, s.skillSnaps.kind = toolSnapKind, skillSnapKind
 	s.toolText = ftsText{fts: "tools_fts", table: "tools",
-		textCols: "{name_terms description tags_text params_text examples_text}", nameCols: "{name_terms tags_text}"}
+		textCols:  "{name_terms description tags_text params_text examples_text}",
+		shortCols: "{name_terms tags_text}", budget: 1000}
 	s.skillText = ftsText{fts: "skills_fts", table: "skills",
-		textCols: "{name_terms title trigger description tags_text body}", nameCols: "{name_terms title tags_text}"}
+		textCols:  "{name_terms title trigger description tags_text body}",
+		shortCols: "{name_terms title tags_text}", budget: 1000}
 
 	if err := migrate(ctx, db, len(migrations)); err != nil {
 		db.Close()
