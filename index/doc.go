@@ -17,11 +17,15 @@
 //     characters, linear-time matching); 0.95 when it matches the whole
 //     name, 0.90 a name prefix, 0.85 inside the name, 0.75 only in the
 //     description or tags.
-//   - "fts": SQLite FTS5 over names split into words, descriptions, tags,
-//     parameters and examples, ranked by weighted bm25 and normalised per
-//     response (see SearchTools). The user's words are always quoted before
-//     they reach MATCH. Without FTS5 (or with Options.DisableFTS) an "fts"
-//     search runs as "regex" and its result says "regex".
+//   - "fts": whole-name and name-prefix matches first, then SQLite FTS5
+//     over names split into words, descriptions, tags, parameters and
+//     examples, ranked by weighted bm25 and normalised per response (see
+//     SearchTools). The user's words are always quoted before they reach
+//     MATCH. To bound the work of one query in a large index, words are
+//     taken rarest first within a budget of document frequencies, and a
+//     word in more than a quarter of all records is left to name matches.
+//     Without FTS5 (or with Options.DisableFTS) an "fts" search runs as
+//     "regex" and its result says "regex".
 //
 // Results are ordered by score, then namespace preference, side-effect class
 // (pure < read < write < external < stateful), shorter name, and name, so
@@ -33,4 +37,13 @@
 // the result limit: a tool the caller may not see never appears and never
 // takes a slot. Skill queries take the caller's Scope: a caller sees global
 // skills, its tenant's skills and its project's skills, and nothing else.
+// Skill rowids encode scope and task type, so the full-text index only ever
+// ranks what the caller may see.
+//
+// # Consistency
+//
+// Every search reads one snapshot of the database (one read transaction),
+// whatever is committed meanwhile; every write is one transaction. Name
+// matches and regex searches use an in-memory copy of the searchable fields,
+// used only when it is of the generation the search's transaction sees.
 package index

@@ -46,7 +46,8 @@ type ToolQuery struct {
 	IncludeAlwaysLoaded bool
 	// Visible reports whether the caller may see or activate a tool; tools
 	// it refuses are never returned and never take a result slot. Nil allows
-	// every indexed tool.
+	// every indexed tool. It is called during the search and must not call
+	// back into the store.
 	Visible func(name string) bool
 }
 
@@ -360,6 +361,10 @@ type ftsText struct {
 	df  map[string]int // documents matching each word in textCols
 }
 
+// maxCachedWords bounds the document-frequency cache; past it the cache
+// starts again.
+const maxCachedWords = 1 << 16
+
 func (t *ftsText) countSQL() string { return `SELECT count(*) FROM ` + t.table }
 
 func (t *ftsText) dfSQL() string {
@@ -389,7 +394,7 @@ func ubiquitous(rows int) int { return max(256, rows/4) }
 func (s *Store) stats(ctx context.Context, rd *readTx, t *ftsText, words []string) (int, []int, error) {
 	gen := s.writeGen.Load()
 	t.mu.Lock()
-	if t.df == nil || t.gen != gen {
+	if t.df == nil || t.gen != gen || len(t.df) > maxCachedWords {
 		t.df, t.gen, t.n = make(map[string]int), gen, -1
 	}
 	n := t.n
@@ -658,10 +663,12 @@ func (s *Store) fetchWindows(ctx context.Context, rd *readTx, query string, args
 //
 // An "fts" search ranks, in this order: tools whose name is the query (case
 // folded, or word for word: "web search" names web_search), tools whose name
-// starts with it, then tools matching any of the query's words in their name
-// words, tags, description, parameters or examples by weighted bm25. Scores
-// follow the contract: 1/(1+cost) min–max normalised over the result, where
-// the cost of a bm25 match is its distance from the best bm25 in the result.
+// starts with it, tools whose name words start with its words, then tools
+// matching any of the query's words in their name words, tags, description,
+// parameters or examples by weighted bm25. Scores follow the contract:
+// 1/(1+cost) min–max normalised over the result, where the cost of a name
+// match is its tier (0, 1, 2) and that of a bm25 match 3 plus its distance
+// from the best bm25 in the result (without the 3 when no name matched).
 func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err

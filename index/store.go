@@ -315,9 +315,10 @@ func (r *readTx) scanOne(ctx context.Context, query string, dest []any, args ...
 // transaction. Every write adds a segment, and a query seeks into each
 // segment for each word, so many small segments slow every search (at 200
 // tools, one segment instead of two took a query from 0.36 to 0.25 ms).
-// After a write that changed a large part of the rows the index is merged
-// into one segment; after a small one, a bounded merge step runs, which
-// FTS5 applies once segments pile up on a level.
+// After a write that changed a quarter of the rows or more the index is
+// merged into one segment; after a smaller one a bounded merge step runs
+// (no measurable cost: a one-tool sync of 10,000 tools took 89 ms with it
+// and without).
 func (s *Store) tidyFTS(ctx context.Context, tx *sql.Tx, fts string, changed, rows int) error {
 	if !s.fts || changed == 0 {
 		return nil
