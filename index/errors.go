@@ -3,8 +3,8 @@ package index
 import "errors"
 
 // Sentinel errors. Every error the package returns for bad input wraps one of
-// these, so callers test with errors.Is; the message around it names the field
-// and what was expected.
+// these, so callers test with errors.Is; the message around it names the field,
+// the value given and what was expected (a range, or the accepted values).
 var (
 	// ErrEmptyQuery is returned when a search query is empty or only
 	// whitespace.
@@ -41,6 +41,31 @@ var (
 	// malformed (no name, no trigger or description, an unknown origin, a
 	// duplicate name in one pack).
 	ErrBadSkill = errors.New("index: skill is not valid")
+
+	// ErrBadNames is returned by GetSkills when names is empty, has more
+	// than MaxGetNames entries, or holds an empty or overlong name.
+	ErrBadNames = errors.New("index: names must list 1 to 10 non-empty skill names")
+
+	// ErrBadFormat is returned by GetSkills when format is not "raw" or
+	// "injection" (the empty string means "injection").
+	ErrBadFormat = errors.New("index: format must be \"raw\" or \"injection\"")
+
+	// ErrBadMaxTokens is returned when a token budget is outside its range:
+	// MinGetTokens..MaxGetTokens for GetSkills, MinRelevantTokens..
+	// MaxRelevantTokens for Relevant (0 means the default).
+	ErrBadMaxTokens = errors.New("index: max_tokens is out of range")
+
+	// ErrBadPage is returned by ListSkills when page or page_size is out of
+	// range.
+	ErrBadPage = errors.New("index: page or page_size is out of range")
+
+	// ErrBadOrigin is returned by ListSkills when an origin filter is not
+	// "pack" or "learned".
+	ErrBadOrigin = errors.New("index: origin must be \"pack\" or \"learned\"")
+
+	// ErrBadDirectoryConfig is returned by Directory for an unknown
+	// strategy or field, or max_entries out of range.
+	ErrBadDirectoryConfig = errors.New("index: directory config is not valid")
 
 	// ErrSchemaTooNew is returned by Open when the database file was written
 	// by a newer skillhost whose schema this version does not know.
