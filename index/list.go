@@ -27,6 +27,11 @@ type SkillListRequest struct {
 	TaskType string
 	// Origin filters on OriginPack or OriginLearned; "" lists all.
 	Origin string
+	// ScopeMode filters on where the listed skills are stored:
+	// ScopeProject, ScopeTenant or ScopeGlobal; "" lists all. It narrows
+	// what Scope sees and never widens it: a project skill is listed only
+	// to a caller of that project.
+	ScopeMode string
 	// Scope is the caller.
 	Scope Scope
 	// VisibleTool and KnownTools are as in SkillGetRequest; they apply to
@@ -41,6 +46,8 @@ type SkillListEntry struct {
 	Trigger  string `json:"trigger"`
 	TaskType string `json:"task_type,omitempty"`
 	Origin   string `json:"origin"`
+	// ScopeMode is where the skill is stored: project, tenant or global.
+	ScopeMode string `json:"scope_mode"`
 }
 
 // SkillListResult is one page of a listing.
@@ -54,7 +61,8 @@ type SkillListResult struct {
 }
 
 // ListSkills returns one page of the skills visible in r.Scope that match
-// the filters, ordered by name, with their triggers shortened, redacted
+// the filters, ordered by name (names are unique among the skills a caller
+// sees, so the order is total and pages never overlap), with their triggers shortened, redacted
 // and rewritten like GetSkills content. Listing does not count as use.
 func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListResult, error) {
 	if err := s.check(); err != nil {
@@ -81,10 +89,17 @@ func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListR
 	default:
 		return nil, fmt.Errorf("%w: got %q", ErrBadOrigin, r.Origin)
 	}
+	switch r.ScopeMode {
+	case "", ScopeProject, ScopeTenant, ScopeGlobal:
+	default:
+		return nil, fmt.Errorf("%w: scope filter %q, want \"project\", \"tenant\", \"global\" or empty", ErrBadScope, r.ScopeMode)
+	}
 	if err := checkRequestScope(r.Scope); err != nil {
 		return nil, err
 	}
 
+	// Filters other than the name go after the CTE: inside it, a filtered
+	// out project skill would unshadow the global skill of the same name.
 	cte, args := visibleSkillsCTE(r.Scope, "")
 	filter := ` FROM v WHERE shadow_rank = 1`
 	if r.TaskType != "" {
@@ -95,7 +110,11 @@ func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListR
 		filter += ` AND origin = ?`
 		args = append(args, r.Origin)
 	}
-	q := cte + `SELECT name, trigger, task_type, origin, COUNT(*) OVER () ` + filter + ` ORDER BY name LIMIT ? OFFSET ?`
+	if r.ScopeMode != "" {
+		filter += ` AND scope_mode = ?`
+		args = append(args, r.ScopeMode)
+	}
+	q := cte + `SELECT name, trigger, task_type, origin, scope_mode, COUNT(*) OVER () ` + filter + ` ORDER BY name LIMIT ? OFFSET ?`
 	rows, err := s.db.QueryContext(ctx, q, append(args, size, (page-1)*size)...)
 	if err != nil {
 		return nil, fmt.Errorf("index: skill_list: %w", s.wrapErr(err))
@@ -109,7 +128,7 @@ func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListR
 	total := -1
 	for rows.Next() {
 		var e SkillListEntry
-		if err := rows.Scan(&e.Name, &e.Trigger, &e.TaskType, &e.Origin, &total); err != nil {
+		if err := rows.Scan(&e.Name, &e.Trigger, &e.TaskType, &e.Origin, &e.ScopeMode, &total); err != nil {
 			return nil, fmt.Errorf("index: skill_list: %w", s.wrapErr(err))
 		}
 		e.Trigger = cutText(oneLine(s.clean(tr, e.Trigger)), listTriggerLen)
@@ -134,6 +153,7 @@ func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListR
 		"filters": map[string]any{
 			"task_type": r.TaskType,
 			"origin":    r.Origin,
+			"scope":     r.ScopeMode,
 			"page":      page,
 			"page_size": size,
 		},

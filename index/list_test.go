@@ -42,7 +42,7 @@ func TestListSkillsPages(t *testing.T) {
 
 	ev := log.last(t, EventSkillList)
 	wantEv := map[string]any{
-		"filters":        map[string]any{"task_type": "", "origin": "", "page": 4, "page_size": DefaultPageSize},
+		"filters":        map[string]any{"task_type": "", "origin": "", "scope": "", "page": 4, "page_size": DefaultPageSize},
 		"returned_count": 0,
 	}
 	if diff := cmp.Diff(wantEv, ev.Fields); diff != "" {
@@ -101,7 +101,7 @@ func TestListSkillsFilters(t *testing.T) {
 	if n := utf8.RuneCountInString(e.Trigger); n > listTriggerLen || !strings.HasSuffix(e.Trigger, ellipsis) {
 		t.Errorf("trigger not shortened (%d characters): %q", n, e.Trigger)
 	}
-	if want := (SkillListEntry{Name: "a.browser.pack", Trigger: e.Trigger, TaskType: "browser", Origin: OriginPack}); e != want {
+	if want := (SkillListEntry{Name: "a.browser.pack", Trigger: e.Trigger, TaskType: "browser", Origin: OriginPack, ScopeMode: ScopeGlobal}); e != want {
 		t.Errorf("entry = %+v, want %+v", e, want)
 	}
 	if !res.HasMore || res.Total != 4 {
@@ -123,6 +123,7 @@ func TestListSkillsValidation(t *testing.T) {
 		{SkillListRequest{TaskType: "cooking"}, ErrBadTaskType},
 		{SkillListRequest{Origin: "downloaded"}, ErrBadOrigin},
 		{SkillListRequest{Scope: Scope{Mode: "galaxy"}}, ErrBadScope},
+		{SkillListRequest{ScopeMode: "session"}, ErrBadScope},
 	}
 	for _, tt := range tests {
 		if _, err := s.ListSkills(ctx, tt.req); !errors.Is(err, tt.want) {
@@ -160,5 +161,51 @@ func TestListSkillsScopeLeak(t *testing.T) {
 				t.Errorf("not sorted by name: %v", names)
 			}
 		})
+	}
+}
+
+// TestListSkillsScopeFilter lists each scope level on its own: the filter
+// narrows what the caller sees and never shows another tenant's or
+// project's skills, and a skill shadowed by a more specific one stays
+// hidden under every filter.
+func TestListSkillsScopeFilter(t *testing.T) {
+	w := newScopeWorld(t)
+	ctx := context.Background()
+	modeOf := func(marker string) string {
+		sc, _ := normScope(worldScopes[marker])
+		return sc.Mode
+	}
+	for caller, sc := range worldScopes {
+		vis := visibleMarkers[caller]
+		for _, mode := range []string{ScopeProject, ScopeTenant, ScopeGlobal} {
+			t.Run(caller+"/"+mode, func(t *testing.T) {
+				res, err := w.s.ListSkills(ctx, SkillListRequest{ScopeMode: mode, Scope: sc, PageSize: MaxPageSize})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkMarkers(t, caller, "skill_list", mustJSON2(t, res))
+				want := 0
+				for _, m := range vis {
+					if modeOf(m) == mode {
+						want += 3
+					}
+				}
+				if modeOf(vis[len(vis)-1]) == mode {
+					want++ // pack.shared.deploy, at its most specific scope
+				}
+				if res.Total != want || len(res.Skills) != want {
+					t.Errorf("total %d, listed %d, want %d", res.Total, len(res.Skills), want)
+				}
+				for _, e := range res.Skills {
+					if e.ScopeMode != mode {
+						t.Errorf("%s is stored at %s, listed under %s", e.Name, e.ScopeMode, mode)
+					}
+				}
+				ev := w.log.last(t, EventSkillList)
+				if got := ev.Fields["filters"].(map[string]any)["scope"]; got != mode {
+					t.Errorf("event filters scope = %v, want %s", got, mode)
+				}
+			})
+		}
 	}
 }
