@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 // The Extism go-sdk is the compatibility oracle: every module below must
@@ -25,19 +25,22 @@ var (
 	extismCache   = mustCache(testCacheDir)
 	extismDirOnce sync.Once
 	extismDir     string
+	extismDirErr  error
 )
 
 // extismWasmDir returns the wasm/ folder of the go-sdk module, which ships
 // plugins built with the Extism PDKs by others.
 func extismWasmDir(t testing.TB) string {
 	extismDirOnce.Do(func() {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/extism/go-sdk").Output()
+		dir, err := testenv.ModuleDir("github.com/extism/go-sdk")
 		if err == nil {
-			extismDir = filepath.Join(strings.TrimSpace(string(out)), "wasm")
+			extismDir = filepath.Join(dir, "wasm")
+		} else {
+			extismDirErr = err
 		}
 	})
 	if extismDir == "" {
-		t.Fatal("cannot locate the github.com/extism/go-sdk module (go list -m failed)")
+		t.Fatalf("cannot locate the github.com/extism/go-sdk module: %v", extismDirErr)
 	}
 	return extismDir
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,11 +40,11 @@ func TestEveryModuleLoads(t *testing.T) {
 		hosts = append(hosts, h)
 	}
 	roots := []string{filepath.Join("..", "..")}
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/extism/go-sdk").Output()
+	sdk, err := testenv.ModuleDir("github.com/extism/go-sdk")
 	if err != nil {
 		t.Fatalf("locating the extism go-sdk module: %v", err)
 	}
-	roots = append(roots, filepath.Join(strings.TrimSpace(string(out)), "wasm"))
+	roots = append(roots, filepath.Join(sdk, "wasm"))
 	n := 0
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

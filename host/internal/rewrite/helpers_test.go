@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 // features are every core feature wazero v1.12.0 has: the corpus holds
@@ -61,13 +62,9 @@ func moduleDir(t testing.TB, path string) string {
 	if d, ok := moduleDirs.Load(path); ok {
 		return d.(string)
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path)
-	cmd.Dir = repoRoot(t)
-	out, err := cmd.Output()
-	dir := strings.TrimSpace(string(out))
-	if err != nil || dir == "" {
-		t.Logf("go list -m %s: %v (its modules are left out)", path, err)
-		return ""
+	dir, err := testenv.ModuleDir(path)
+	if err != nil {
+		t.Fatalf("locating module %s: %v", path, err)
 	}
 	moduleDirs.Store(path, dir)
 	return dir
