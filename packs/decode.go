@@ -153,8 +153,115 @@ func syntaxError(file string, data []byte, err error) error {
 		}
 	case strings.Contains(text, "exceeded max depth"):
 		me.Msg = fmt.Sprintf("nesting is deeper than %d levels", maxDepth)
+	default:
+		explainSyntax(me, data)
 	}
 	return me
+}
+
+// explainSyntax rewrites the yaml.v3 messages people meet most often in
+// hand-written headers into what went wrong and how to fix it, and
+// corrects the line of parser errors, which yaml.v3 reports as the line
+// before the block or flow collection it was reading.
+func explainSyntax(me *ManifestError, data []byte) {
+	msg := me.Msg
+	line := func(n int) string {
+		lines := bytes.Split(data, []byte("\n"))
+		if n < 1 || n > len(lines) {
+			return ""
+		}
+		return strings.TrimRight(string(lines[n-1]), "\r")
+	}
+	switch {
+	case msg == "mapping values are not allowed in this context":
+		text := line(me.Line)
+		if _, value, ok := strings.Cut(text, ": "); ok && strings.Contains(value, ": ") {
+			me.Msg = `the value holds ": ", which YAML reads as the start of a mapping; put the whole value in quotes (description: "...")`
+		} else {
+			me.Msg = `unexpected ": " here; if this line is a field, indent it like the fields above it, and if it continues a value, put that value in quotes`
+		}
+	case msg == "found character that cannot start any token":
+		text := strings.TrimSpace(line(me.Line))
+		if _, value, ok := strings.Cut(text, ":"); ok {
+			text = strings.TrimSpace(value)
+		}
+		text = strings.TrimSpace(strings.TrimPrefix(text, "- "))
+		if r, _ := utf8.DecodeRuneInString(text); text != "" && r != utf8.RuneError {
+			me.Msg = fmt.Sprintf("a YAML value cannot start with %q; put the whole value in quotes", r)
+		} else {
+			me.Msg = "YAML syntax error: " + msg + "; put the value in quotes"
+		}
+	case msg == "found unexpected end of stream" && strings.ContainsAny(line(me.Line), `"'`):
+		me.Msg = "the quoted value that starts on this line is never closed; add the closing quote"
+	case strings.HasPrefix(msg, "did not find expected"):
+		if l := problemLine(data, msg, me.Line); l > 0 {
+			me.Line = l
+		} else if me.Line > 0 {
+			me.Line++
+		}
+		switch msg {
+		case "did not find expected key", "did not find expected '-' indicator":
+			me.Msg = "this line does not continue the mapping or list above it; check its indentation, and quote values " +
+				`that hold quote marks, ": " or " #" (inside '...' write an apostrophe as '')`
+		case "did not find expected ',' or ']'":
+			me.Msg = "the [ list opened on this line is not closed with ], or a comma is missing between its items"
+		case "did not find expected ',' or '}'":
+			me.Msg = "the { mapping opened on this line is not closed with }, or a comma is missing between its entries"
+		case "did not find expected <document start>":
+			me.Msg = "content after the end of the YAML document (a ... line); the header must be a single YAML document"
+		default:
+			me.Msg = "YAML syntax error: " + msg
+		}
+	case strings.HasPrefix(msg, "unknown anchor '") && strings.HasSuffix(msg, "' referenced"):
+		name := strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor '"), "' referenced")
+		if i := bytes.Index(data, []byte("*"+name)); i >= 0 {
+			me.Line = lineAt(data, i)
+		}
+		me.Msg = fmt.Sprintf("alias *%s refers to no anchor; define &%s before it, or write the value out", name, name)
+	default:
+		if l := problemLine(data, msg, me.Line); l > 0 {
+			me.Line = l
+		}
+		me.Msg = "YAML syntax error: " + msg
+	}
+}
+
+// problemLine finds where a yaml.v3 parser error really is: the first
+// line at or after from such that the text up to the end of that line
+// fails with the same message. It parses at most 200 prefixes and 4 MiB
+// in all, and returns 0 when it gives up.
+func problemLine(data []byte, msg string, from int) int {
+	budget := 4 << 20
+	off := 0
+	for n := 1; off < len(data); n++ {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off + 1
+		}
+		off = end
+		if n < from {
+			continue
+		}
+		if n > from+200 || budget < off {
+			return 0
+		}
+		budget -= off
+		var doc yaml.Node
+		err := yaml.Unmarshal(data[:off], &doc)
+		if err == nil {
+			continue
+		}
+		got := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+			got = m[2]
+		}
+		if got == msg {
+			return n
+		}
+	}
+	return 0
 }
 
 // tabIndented reports whether the given 1-based line of data starts

@@ -17,6 +17,18 @@ import (
 // SkillFile is the name of the instructions file in a skill folder.
 const SkillFile = "SKILL.md"
 
+// skillFileLower is the lower-case spelling some published skills use.
+// The format's reference library accepts it, so skillhost does too, with
+// a warning; when both exist, SKILL.md is the instructions file.
+const skillFileLower = "skill.md"
+
+// IsSkillFile reports whether name is the instructions file of a skill
+// folder: SKILL.md, or skill.md (read with a warning).
+func IsSkillFile(name string) bool { return name == SkillFile || name == skillFileLower }
+
+// isSkillFileName is IsSkillFile, for use inside the package.
+func isSkillFileName(name string) bool { return IsSkillFile(name) }
+
 // Caps on what one skill folder may hold. They bound the work and memory a
 // hostile folder can cause; real skills stay far below them.
 const (
@@ -65,7 +77,18 @@ func LoadSkillDir(fsys fs.FS, dir string) (*Skill, error) {
 	if err := w.walk("", 0); err != nil {
 		w.errs = append(w.errs, err)
 	}
+	switch {
+	case w.skillMD == nil && w.lowerMD != nil:
+		w.skillMD = w.lowerMD
+		w.warnings = append(w.warnings, fmt.Sprintf("%s: the instructions file is named %s; rename it %s, the name the Agent Skills format and other hosts expect",
+			path.Join(dir, skillFileLower), skillFileLower, SkillFile))
+	case w.lowerMD != nil:
+		w.files = append(w.files, *w.lowerMD)
+	}
 	file := path.Join(dir, SkillFile)
+	if w.skillMD != nil {
+		file = path.Join(dir, w.skillMD.rel)
+	}
 	if w.skillMD == nil {
 		if len(w.errs) == 0 {
 			return nil, fmt.Errorf("%w: no %s in %s", fs.ErrNotExist, SkillFile, dir)
@@ -160,6 +183,7 @@ type skillWalker struct {
 	fsys     fs.FS
 	root     string
 	skillMD  *skillFile
+	lowerMD  *skillFile // skill.md, used when there is no SKILL.md
 	files    []skillFile
 	dirs     int
 	errs     []error
@@ -236,6 +260,10 @@ func (w *skillWalker) walk(rel string, depth int) error {
 			f := skillFile{rel: child, real: real, size: fi.Size()}
 			if child == SkillFile {
 				w.skillMD = &f
+				continue
+			}
+			if child == skillFileLower {
+				w.lowerMD = &f
 				continue
 			}
 			w.files = append(w.files, f)

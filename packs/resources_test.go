@@ -362,8 +362,8 @@ func TestLoadSkillFileFlat(t *testing.T) {
 		t.Errorf("notes.md: %+v, %v", s, err)
 	}
 	tests := map[string]string{
-		"skills/wrong.md":  `skills/wrong.md:2: name "notes" must equal the skill's folder name (for a flat skill file, the file name without .md) "wrong"`,
-		"skills/alias.md":  `skills/alias.md:2: name "notes" must equal the skill's folder name (for a flat skill file, the file name without .md) "alias"`,
+		"skills/wrong.md":  `skills/wrong.md:2: name "notes" differs from the file name "wrong.md"; a flat skill's name is its file name without .md`,
+		"skills/alias.md":  `skills/alias.md:2: name "notes" differs from the file name "alias.md"; a flat skill's name is its file name without .md`,
 		"skills/escape.md": `skills/escape.md: symlink points to "../outside.md", outside the skill folder; a skill may only link to its own files`,
 		"skills/huge.md":   `skills/huge.md: file is larger than 1048576 bytes (1 MiB); keep instructions short and move detail into references/`,
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,14 +76,21 @@ func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
 		return nil, &ManifestError{File: file, Line: line,
 			Msg: "frontmatter must be a YAML mapping with at least name and description"}
 	}
+	p := &skillParser{file: file, root: root}
+	p.normalize()
 	v, err := nodeValue(file, root)
 	if err != nil {
 		return nil, err
 	}
-	fields := v.(map[string]any)
-
-	p := &skillParser{file: file, root: root, fields: fields}
-	p.errs = checkSchema("skill-md", file, root)
+	p.fields = v.(map[string]any)
+	p.errs = append(p.errs, checkSchema("skill-md", file, root)...)
+	p.explainName()
+	if p.emptyDescription {
+		p.errs = slices.DeleteFunc(p.errs, func(err error) bool {
+			me, ok := err.(*ManifestError)
+			return ok && me.Msg == `missing required field "description"`
+		})
+	}
 	s := &Skill{
 		Kind:         KindAgent,
 		File:         file,
@@ -96,7 +104,10 @@ func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
 		slices.SortStableFunc(p.errs, func(a, b error) int { return errLine(a) - errLine(b) })
 		return nil, errors.Join(p.errs...)
 	}
-	s.Warnings = p.warnings
+	slices.SortStableFunc(p.warnings, func(a, b lineWarning) int { return a.line - b.line })
+	for _, w := range p.warnings {
+		s.Warnings = append(s.Warnings, w.text)
+	}
 	s.ContentHash = agentSkillHash(s)
 	return s, nil
 }
@@ -109,7 +120,109 @@ type skillParser struct {
 	root     *yaml.Node
 	fields   map[string]any
 	errs     []error
-	warnings []string
+	warnings []lineWarning
+	// emptyDescription is set when description is present but empty,
+	// already reported, so the schema's "missing" is not repeated.
+	emptyDescription bool
+}
+
+// lineWarning is a warning with the line it is about, for sorting.
+type lineWarning struct {
+	line int
+	text string
+}
+
+// textFields are the string fields whose value, written as a bare number
+// or boolean ("license: 2.0", "compatibility: 3.11"), is taken as the text
+// written: that is what the author meant, and what YAML 1.1 parsers and
+// the format's reference library read.
+var textFields = []string{"name", "description", "license", "compatibility", "model", "rationale"}
+
+// optionalFields are the fields whose empty value ("license:" with nothing
+// after it, or ~) means the field is absent: templates leave them so.
+var optionalFields = []string{"name", "license", "compatibility", "metadata", "allowed-tools",
+	"allowed_tools", "model", "env", "capabilities", "access", "authors", "rationale", "packages"}
+
+// normalize adjusts the frontmatter's top-level mapping before it is
+// checked: bare numbers and booleans in text fields become their text,
+// and empty optional fields are dropped with a warning. It works on the
+// node tree so that lines stay exact. The mapping holds no aliases to
+// these values that matter: a changed tag affects only the node itself.
+func (p *skillParser) normalize() {
+	c := p.root.Content
+	out := c[:0:0]
+	for i := 0; i+1 < len(c); i += 2 {
+		k, v := c[i], c[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!str" && v.Kind == yaml.ScalarNode {
+			tag := v.ShortTag()
+			switch {
+			case tag == "!!null" && slices.Contains(optionalFields, k.Value):
+				if k.Value != "name" {
+					p.warn(k.Line, "%s is empty and is ignored; give it a value or remove the line", k.Value)
+				}
+				continue
+			case tag == "!!null" && k.Value == "description":
+				p.errs = append(p.errs, &ManifestError{File: p.file, Line: k.Line, Field: "description",
+					Msg: "is empty; say what the skill does and when to use it"})
+				p.emptyDescription = true
+				continue
+			case (tag == "!!int" || tag == "!!float" || tag == "!!bool") && slices.Contains(textFields, k.Value):
+				v.Tag = "!!str"
+			case k.Value == "compatibility" && tag == "!!str" && strings.TrimSpace(v.Value) == "":
+				p.warn(k.Line, "compatibility is empty and is ignored; give the environment the skill needs or remove the line")
+				continue
+			}
+		}
+		out = append(out, k, v)
+	}
+	p.root.Content = out
+}
+
+// explainName replaces the schema's pattern message for name, which
+// shows a regular expression, with the rule in words and a name that
+// would pass.
+func (p *skillParser) explainName() {
+	name, ok := p.fields["name"].(string)
+	if !ok {
+		return
+	}
+	for i, err := range p.errs {
+		me, ok := err.(*ManifestError)
+		if !ok || me.Field != "name" || !strings.Contains(me.Msg, "must match") {
+			continue
+		}
+		msg := fmt.Sprintf("%q may use only lowercase letters a-z, digits and single hyphens, with no hyphen at the start or end", name)
+		if try := suggestName(name); try != "" {
+			msg += fmt.Sprintf("; try %q", try)
+		}
+		c := *me
+		c.Msg = msg
+		p.errs[i] = &c
+	}
+}
+
+// suggestName turns s into a valid skill name: lowercase, every run of
+// other characters a single hyphen, at most 64 characters. It returns ""
+// when nothing usable is left.
+func suggestName(s string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(r)
+			continue
+		}
+		hyphen = true
+	}
+	out := b.String()
+	if len(out) > 64 {
+		out = strings.TrimRight(out[:64], "-")
+	}
+	return out
 }
 
 // line returns the line of key in the frontmatter (the key's own line).
@@ -125,7 +238,7 @@ func (p *skillParser) fail(key, field, format string, args ...any) {
 }
 
 func (p *skillParser) warn(line int, format string, args ...any) {
-	p.warnings = append(p.warnings, fmt.Sprintf("%s:%d: %s", p.file, line, fmt.Sprintf(format, args...)))
+	p.warnings = append(p.warnings, lineWarning{line, fmt.Sprintf("%s:%d: %s", p.file, line, fmt.Sprintf(format, args...))})
 }
 
 func (p *skillParser) str(key string) string {
@@ -156,8 +269,12 @@ func (p *skillParser) read(s *Skill, dirName string) {
 	switch name, ok := rawName.(string); {
 	case ok:
 		s.Name = name
-		if dirName != "" && name != dirName {
-			p.fail("name", "name", "%q must equal the skill's folder name (for a flat skill file, the file name without .md) %q", name, dirName)
+		switch {
+		case dirName == "" || name == dirName:
+		case isSkillFileName(path.Base(p.file)):
+			p.fail("name", "name", "%q differs from the skill's folder name %q; the two must be equal (rename the folder or change name)", name, dirName)
+		default:
+			p.fail("name", "name", "%q differs from the file name %q; a flat skill's name is its file name without .md", name, dirName+".md")
 		}
 	case present:
 		// A wrong type, reported by the schema.
@@ -185,6 +302,15 @@ func (p *skillParser) read(s *Skill, dirName string) {
 				s.Metadata[k] = string(x)
 			case bool:
 				s.Metadata[k] = strconv.FormatBool(x)
+			case nil:
+				s.Metadata[k] = ""
+				p.warn(p.metadataLine(k), "metadata.%s is empty; kept as an empty string", k)
+			default:
+				// A nested mapping or list (OpenClaw's metadata.openclaw,
+				// tag lists): kept whole as its JSON text.
+				s.Metadata[k] = compactJSON(x)
+				p.warn(p.metadataLine(k), "metadata.%s is %s, not a string; kept as its JSON text (the format defines metadata values as strings)",
+					k, jsonNoun(x))
 			}
 		}
 	}
@@ -265,6 +391,39 @@ func (p *skillParser) read(s *Skill, dirName string) {
 		p.warn(k.Line, "unknown frontmatter field %q kept in extra; Agent Skills fields are %s",
 			k.Value, strings.Join(agentFields, ", "))
 	}
+}
+
+// metadataLine is the line of the key k inside metadata.
+func (p *skillParser) metadataLine(k string) int {
+	if mn := deref(valueOf(p.root, "metadata")); mn != nil {
+		if kn, _ := lookup(mn, k); kn != nil {
+			return kn.Line
+		}
+	}
+	return p.line("metadata")
+}
+
+// compactJSON is v as JSON on one line, map keys sorted, with <, > and &
+// left as they are.
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// jsonNoun names the kind of a JSON value with its article.
+func jsonNoun(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	}
+	return "a value"
 }
 
 // body checks the instructions.

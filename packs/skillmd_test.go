@@ -347,8 +347,8 @@ func TestWarningsDoNotFail(t *testing.T) {
 	}
 	want := []string{
 		`w/SKILL.md:2: frontmatter has no name; using the folder name "w" (the Agent Skills format requires name)`,
-		`w/SKILL.md:4: unknown field access.rooms ignored; access knows chat_types`,
 		`w/SKILL.md:3: unknown frontmatter field "version" kept in extra; Agent Skills fields are name, description, license, compatibility, metadata, allowed-tools`,
+		`w/SKILL.md:4: unknown field access.rooms ignored; access knows chat_types`,
 		`w/SKILL.md:6: SKILL.md body is 501 lines; keep it under 500 and move detail into references/`,
 	}
 	if diff := cmp.Diff(want, s.Warnings); diff != "" {
@@ -380,7 +380,7 @@ List the commits since the last tag, then group them.
 	// Output:
 	// release-notes [Bash(git log:*) Read] 1.2 4
 	// List the commits since the last tag, then group them.
-	// skills/notes/SKILL.md:2: name "release-notes" must equal the skill's folder name (for a flat skill file, the file name without .md) "notes"
+	// skills/notes/SKILL.md:2: name "release-notes" differs from the skill's folder name "notes"; the two must be equal (rename the folder or change name)
 	// skills/notes/SKILL.md:7: max_iterations is 0; must be at least 1
 }
 

@@ -268,10 +268,16 @@ func (w *sourceWalker) walk(dir string, depth int, pack string) {
 	if e, ok := has[ManifestFile]; ok && e.Type().IsRegular() {
 		pack = w.loadPack(dir, pack)
 	}
-	if _, ok := has[SkillFile]; ok {
+	_, upper := has[SkillFile]
+	_, lower := has[skillFileLower]
+	if upper || lower {
 		if dir == "." {
-			w.problem(&ManifestError{File: SkillFile,
-				Msg: "a SKILL.md at the source root is not loaded; put each skill in its own folder named after it (skills/<name>/SKILL.md)"})
+			found := SkillFile
+			if !upper {
+				found = skillFileLower
+			}
+			w.problem(&ManifestError{File: found,
+				Msg: fmt.Sprintf("a %s at the source root is not loaded; put each skill in its own folder named after it (skills/<name>/SKILL.md)", found)})
 		} else {
 			s, err := LoadSkillDir(w.fsys, dir)
 			w.problem(err)
@@ -302,7 +308,7 @@ func (w *sourceWalker) walk(dir string, depth int, pack string) {
 		switch {
 		case isPlaybookFile(name):
 			w.loadPlaybook(rel, pack)
-		case name == SkillFile || name == ManifestFile:
+		case IsSkillFile(name) || name == ManifestFile:
 		case strings.HasSuffix(name, ".md") && !strings.EqualFold(name, "README.md") &&
 			(dir == "." || path.Base(dir) == "skills") && w.hasFrontmatter(rel):
 			s, err := LoadSkillFile(w.fsys, rel)

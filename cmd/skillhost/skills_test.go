@@ -28,7 +28,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("exit %d, want 1; stdout %s stderr %s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{
-		`pdf/SKILL.md:2: name "PDF" must match ^[a-z0-9]+(-[a-z0-9]+)*$`,
+		`pdf/SKILL.md:2: name "PDF" may use only lowercase letters a-z, digits and single hyphens, with no hyphen at the start or end; try "pdf"`,
 		`login.skill.yaml:2: steps must have at least 1 item`,
 		"ok " + filepath.Join(dir, "good", "notes") + ": skill notes",
 		`modle`,

@@ -66,7 +66,7 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		return []error{err}, nil, ""
 	}
 	if st.IsDir() {
-		if _, err := os.Stat(filepath.Join(path, packs.SkillFile)); err == nil {
+		if isSkillFolder(path) {
 			// A skill folder: check it as one skill with its resources.
 			abs := mustAbs(path)
 			s, err := packs.LoadSkillDir(os.DirFS(filepath.Dir(abs)), filepath.Base(abs))
@@ -136,7 +136,7 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 	case isPlaybook(base):
 		pack := filepath.Base(filepath.Dir(mustAbs(path)))
 		skills, err = packs.ParsePlaybook(path, data, pack)
-	case base == packs.SkillFile:
+	case packs.IsSkillFile(base):
 		var s *packs.Skill
 		s, err = packs.ParseSkillMD(path, data, filepath.Base(filepath.Dir(mustAbs(path))))
 		if s != nil {
@@ -158,6 +158,17 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		warns = append(warns, s.Warnings...)
 	}
 	return errs, warns, fmt.Sprintf("%d skill(s)", len(skills))
+}
+
+// isSkillFolder reports whether dir holds a skill's instructions file
+// (SKILL.md, or skill.md).
+func isSkillFolder(dir string) bool {
+	for _, name := range []string{packs.SkillFile, "skill.md"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 func isPlaybook(name string) bool {
