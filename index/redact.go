@@ -39,7 +39,7 @@ var (
 		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`),                               // GitHub fine-grained
 		regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`),                                   // GitLab
 		regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                // AWS access key IDs
-		regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{8,}`),                              // Slack
+		regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{8,}|\bxapp-\d-[A-Za-z0-9-]{8,}`),   // Slack
 		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),                                      // Google API keys
 		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}`), // JWTs
 	}
@@ -56,7 +56,7 @@ var (
 	// Phone number candidates; each match is then checked for digit count
 	// and for the characters around it (see phoneRules).
 	phoneIntlRe     = regexp.MustCompile(`\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){1,6}`)
-	phoneNANPRe     = regexp.MustCompile(`(?:\(\d{3}\) ?|\d{3}([ .-]))\d{3}[ .-]\d{4}`)
+	phoneNANPRe     = regexp.MustCompile(`(?:\b1[ .-]?)?(?:\(\d{3}\) ?|\d{3}([ .-]))\d{3}[ .-]\d{4}`)
 	phoneNationalRe = regexp.MustCompile(`\b0\d{1,4}(?:[ -]\d{2,8}){1,4}`)
 )
 
@@ -288,12 +288,10 @@ var redactRules = []redactRule{
 	tokenRule(3, "github_pat_"),
 	tokenRule(4, "glpat-"),
 	tokenRule(5, "AKIA", "ASIA"),
-	tokenRule(6, "xox"),
+	tokenRule(6, "xox", "xapp-"),
 	tokenRule(7, "AIza"),
 	tokenRule(8, "eyJ"),
-	{anchors: []string{"@"}, left: isEmailLocalByte, right: isEmailDomainByte, apply: func(w string) string {
-		return emailRe.ReplaceAllString(w, redactedEmail)
-	}},
+	{anchors: []string{"@"}, left: isEmailLocalByte, right: isEmailDomainByte, apply: redactEmails},
 }
 
 // tokenRule runs tokenFormatRes[i] near its literal prefixes.
@@ -302,6 +300,57 @@ func tokenRule(i int, anchors ...string) redactRule {
 	return redactRule{anchors: anchors, left: isWordByte, right: isTokenByte, apply: func(w string) string {
 		return re.ReplaceAllString(w, redactedToken)
 	}}
+}
+
+// redactEmails replaces the e-mail addresses in s, leaving the shapes
+// that only look like one (see notEmail).
+func redactEmails(s string) string {
+	idx := emailRe.FindAllStringIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		if notEmail(s, m[0], m[1]) {
+			continue
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(redactedEmail)
+		last = m[1]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// fileSuffixes are file extensions that no top-level domain shares: an
+// "address" ending in one is a file name (logo@2x.png).
+var fileSuffixes = map[string]bool{
+	"png": true, "jpg": true, "jpeg": true, "gif": true, "svg": true, "webp": true, "avif": true,
+	"bmp": true, "tif": true, "tiff": true, "pdf": true, "json": true, "yaml": true, "yml": true,
+	"js": true, "css": true, "txt": true, "html": true, "htm": true,
+}
+
+// notEmail reports whether the emailRe match s[start:end] is something
+// procedural text needs as written rather than a person's address: a
+// git remote in scp form (git@github.com:org/repo.git), whose user is the
+// service's, or a file name with a pixel-density suffix or a file
+// extension (icon@2x.png, logo@3x.webp).
+func notEmail(s string, start, end int) bool {
+	m := s[start:end]
+	at := strings.IndexByte(m, '@')
+	local, domain := m[:at], m[at+1:]
+	if local == "git" && end < len(s) && s[end] == ':' {
+		return true
+	}
+	first, _, _ := strings.Cut(domain, ".")
+	if len(first) == 2 && first[0] >= '1' && first[0] <= '9' && (first[1] == 'x' || first[1] == 'X') {
+		return true
+	}
+	return fileSuffixes[strings.ToLower(domain[strings.LastIndexByte(domain, '.')+1:])]
 }
 
 func redactAuthHeader(m []string) string {
@@ -325,12 +374,21 @@ var keyFolder = strings.NewReplacer("-", "", "_", "")
 var secretKeySuffixes = []string{
 	"apikey", "accesskey", "secretkey", "privatekey", "clientsecret", "secret", "token",
 	"password", "passwd", "pwd", "passphrase", "credential", "credentials",
+	"sessionid", "sessid",
 }
 
+// secretKeyNames are whole key names (folded like the suffixes) that name a
+// secret but are too short to look for at the end of other names.
+var secretKeyNames = map[string]bool{"sid": true}
+
 // isSecretKey reports whether a key name ends in a secret's name, ignoring
-// case, '-' and '_' (MY_API_KEY, clientSecret, x-auth-token).
+// case, '-' and '_' (MY_API_KEY, clientSecret, x-auth-token, JSESSIONID),
+// or is one of secretKeyNames.
 func isSecretKey(key string) bool {
 	k := strings.ToLower(keyFolder.Replace(key))
+	if secretKeyNames[k] {
+		return true
+	}
 	for _, suf := range secretKeySuffixes {
 		if strings.HasSuffix(k, suf) {
 			return true
@@ -583,7 +641,7 @@ func redactURL(raw string) string {
 }
 
 // redactPhones replaces phone numbers in international (+44 20 7946 0958),
-// North American ((555) 123-4567, 555-123-4567) and trunk-prefixed
+// North American ((555) 123-4567, 555-123-4567, 1-800-555-0199) and trunk-prefixed
 // national (020 7946 0958, 06 12 34 56 78) forms. A candidate must have a
 // plausible number of digits and must not be glued to letters, digits or
 // version/date punctuation, which keeps dates, versions, IP addresses,
@@ -592,7 +650,7 @@ func redactPhones(s string) string {
 	s = replacePhone(s, phoneIntlRe, 8, 15, func(s string, at int) bool {
 		return at == 0 || !isWordByte(s[at-1])
 	})
-	s = replacePhone(s, phoneNANPRe, 10, 10, okPhoneBefore)
+	s = replacePhone(s, phoneNANPRe, 10, 11, okPhoneBefore)
 	s = replacePhone(s, phoneNationalRe, 9, 12, okPhoneBefore)
 	return s
 }

@@ -14,6 +14,12 @@ func TestRedact(t *testing.T) {
 		{"email", "Write to jane.doe+ops@example.co.uk for access.", "Write to [REDACTED_EMAIL] for access."},
 		{"two emails", "a@b.io, c_d@e-f.org", "[REDACTED_EMAIL], [REDACTED_EMAIL]"},
 		{"not an email", "use @mentions and user@localhost", "use @mentions and user@localhost"},
+		{"mailto", "mailto:john@example.com", "mailto:[REDACTED_EMAIL]"},
+		{"retina file", "use logo@2x.png and icon@3X.webp", "use logo@2x.png and icon@3X.webp"},
+		{"file name", "save chart@home.svg", "save chart@home.svg"},
+		{"git remote", "git clone git@github.com:org/repo.git", "git clone git@github.com:org/repo.git"},
+		{"git user address", "mail git@example.com about it", "mail [REDACTED_EMAIL] about it"},
+		{"scoped package", "npm i @scope/pkg@1.2.3", "npm i @scope/pkg@1.2.3"},
 
 		// Phones that must go.
 		{"intl spaced", "Call +44 20 7946 0958 now", "Call [REDACTED_PHONE] now"},
@@ -27,6 +33,9 @@ func TestRedact(t *testing.T) {
 		{"national uk", "ring 020 7946 0958 today", "ring [REDACTED_PHONE] today"},
 		{"national fr", "06 12 34 56 78", "[REDACTED_PHONE]"},
 		{"national de", "030-1234567", "[REDACTED_PHONE]"},
+		{"nanp country code", "call 1-800-555-0199 or 1 (800) 555-0199", "call [REDACTED_PHONE] or [REDACTED_PHONE]"},
+		{"intl nanp", "+1-555-123-4567", "[REDACTED_PHONE]"},
+		{"tel uri", "tel:+15551234567", "tel:[REDACTED_PHONE]"},
 
 		// Numbers that must stay.
 		{"iso date", "on 2024-01-15 at 10:30", "on 2024-01-15 at 10:30"},
@@ -41,6 +50,17 @@ func TestRedact(t *testing.T) {
 		{"sum", "x+12345678", "x+12345678"},
 		{"time", "between 09:30:00 and 17 30 00", "between 09:30:00 and 17 30 00"},
 		{"uuid", "id 123e4567-e89b-12d3-a456-426614174000", "id 123e4567-e89b-12d3-a456-426614174000"},
+		{"iso times", "at 2024-01-15T10:30:00Z or 2024-01-15T10:30:00+02:00", "at 2024-01-15T10:30:00Z or 2024-01-15T10:30:00+02:00"},
+		{"log time", "2024-01-15 10:30:00.123456", "2024-01-15 10:30:00.123456"},
+		{"git hash", "commit 3f2a1c9b8e7d6c5b4a3928170615243342516070", "commit 3f2a1c9b8e7d6c5b4a3928170615243342516070"},
+		{"digit hash", "md5 12345678901234567890123456789012", "md5 12345678901234567890123456789012"},
+		{"digest", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
+		{"semver build", "v1.2.3-rc.1+20240115 and 1.0.0+build.5", "v1.2.3-rc.1+20240115 and 1.0.0+build.5"},
+		{"epoch", "at 1700000000 (ms 1700000000000)", "at 1700000000 (ms 1700000000000)"},
+		{"dotted build", "build 20240115.1", "build 20240115.1"},
+		{"isbn", "ISBN 978-3-16-148410-0", "ISBN 978-3-16-148410-0"},
+		{"ipv6", "2001:db8::1 and 10.0.0.1", "2001:db8::1 and 10.0.0.1"},
+		{"coordinates", "lat 48.8566, lon 2.3522", "lat 48.8566, lon 2.3522"},
 
 		// Tokens.
 		{"auth header", "Authorization: Bearer abc123.DEF-456_ghi", "Authorization: Bearer [REDACTED_TOKEN]"},
@@ -55,6 +75,13 @@ func TestRedact(t *testing.T) {
 		{"github pat", "github_pat_11ABCDEFG0123456789_abcdefghij", "[REDACTED_TOKEN]"},
 		{"aws", "AKIAIOSFODNN7EXAMPLE is the id", "[REDACTED_TOKEN] is the id"},
 		{"slack", "xoxb-123456789012-abcdefABCDEF", "[REDACTED_TOKEN]"},
+		{"slack user", "xoxp-1234-5678-abcdef", "[REDACTED_TOKEN]"},
+		{"slack app", "xapp-1-A0123-4567-abcdef0123456789", "[REDACTED_TOKEN]"},
+		{"sk prose", "the sk-learn library and risk-assessment-framework-for-teams", "the sk-learn library and risk-assessment-framework-for-teams"},
+		{"aws secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED_TOKEN]"},
+		{"api key header", "X-Api-Key: 0123456789abcdef0123456789abcdef", "X-Api-Key: [REDACTED_TOKEN]"},
+		{"session cookie", "Cookie: JSESSIONID=1a2b3c4d5e; sid=31d4d96e407aad42", "Cookie: JSESSIONID=[REDACTED_TOKEN]; sid=[REDACTED_TOKEN]"},
+		{"sid prose", "consider=yes", "consider=yes"},
 		{"stripe", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED_TOKEN]"},
 		{"google", "AIzaSyA1234567890abcdefghijklmnopqrstuv", "[REDACTED_TOKEN]"},
 		{"jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "[REDACTED_TOKEN]"},
@@ -154,15 +181,18 @@ func FuzzRedact(f *testing.F) {
 		"api_key=abcdef123456", "https://x.io/?token=abc&email=a@b.co", "2024-01-15 v1.2.3 :8080",
 		"a@b.co555-123-4567", "x@y.zz@q.rr", "token=[REDACTED_TOKEN]x@y.com", "https://u:p@h.com/?sid=1#a=b",
 		"-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----", "sk-aaaaaaaaaaaaaaaaaaaa@b.cc",
-		"\xff\xfe@\x00.com", "06 12 34 56 78 +1 (555) 123-4567",
+		"\xff\xfe@\x00.com", "06 12 34 56 78 +1 (555) 123-4567", "git@github.com:o/r a@2x.png b@c.d.png",
+		"1-800-555-0199 1 (800) 555-0199", "JSESSIONID=abcdef; sid=1234",
 	}
 	for _, s := range seeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		out := Redact(in)
-		if m := emailRe.FindString(out); m != "" {
-			t.Fatalf("Redact(%q) = %q still holds email %q", in, out, m)
+		for _, m := range emailRe.FindAllStringIndex(out, -1) {
+			if !notEmail(out, m[0], m[1]) {
+				t.Fatalf("Redact(%q) = %q still holds email %q", in, out, out[m[0]:m[1]])
+			}
 		}
 		if again := Redact(out); again != out {
 			t.Fatalf("not idempotent:\n in  %q\n out %q\n out2 %q", in, out, again)
