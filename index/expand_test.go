@@ -1091,7 +1091,7 @@ func TestExpansionEval(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the figures do not depend on the race detector, which makes this run take minutes")
 	}
-	cat, queries := loadEvalSet(t)
+	cat, queries := loadEvalSet(t, tuneSets...)
 	e := newExpansionBench(t, cat)
 	var nameQueries []evalset.Query
 	for _, tl := range cat {
@@ -1177,7 +1177,7 @@ func TestExpansionEval(t *testing.T) {
 // MATCH, the expanded query OR-ed, and the expanded query scored term by
 // term as TestExpansionEval's "rescored" variants do.
 func BenchmarkExpandedSearch(b *testing.B) {
-	cat, queries := loadEvalSet(b)
+	cat, queries := loadEvalSet(b, tuneSets...)
 	var big []evalset.Tool
 	for i := 0; len(big) < 10_000; i++ {
 		for _, tl := range cat {

@@ -339,6 +339,11 @@ type ftsPlan struct {
 	// snapshot when that is of the generation rd sees (nil otherwise: then
 	// nameSQL runs).
 	names func(ctx context.Context, rd *readTx, key, terms string) (*nameIter, error)
+	// memText, when set, ranks the text matches from the store's snapshot
+	// (textSearch) when that is of the generation rd sees: at most need
+	// kept hits, none named in seen, best first. ok is false when it could
+	// not (then the SQL text search runs).
+	memText func(ctx context.Context, rd *readTx, query string, need int, seen map[string]bool) (hits []*hit, ok bool, err error)
 }
 
 // statements lists the queries the plan may run, to prepare them before the
@@ -537,7 +542,17 @@ func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsP
 		seen[h.name] = true
 	}
 	words := queryTerms(req.trimmed)
-	if need := req.limit - len(out); need > 0 && len(words) > 0 {
+	need := req.limit - len(out)
+	if need > 0 && len(words) > 0 && p.memText != nil {
+		text, ok, err := p.memText(ctx, rd, req.trimmed, need, seen)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out, need = append(out, text...), 0
+		}
+	}
+	if need > 0 && len(words) > 0 {
 		first, second, err := s.textExprs(ctx, rd, p, words)
 		if err != nil {
 			return nil, err
@@ -691,7 +706,16 @@ func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult
 		}
 	default:
 		p := s.toolPlan(q)
-		if err = s.prepare(ctx, p.statements()...); err == nil {
+		if useSnapshotText {
+			// The text index lives in the snapshot: bring it up to date
+			// before the read transaction, which holds a connection that a
+			// load would otherwise wait for.
+			_, err = s.current(ctx, &s.toolSnaps)
+		}
+		if err == nil {
+			err = s.prepare(ctx, p.statements()...)
+		}
+		if err == nil {
 			err = s.read(ctx, func(rd *readTx) (err error) {
 				hits, err = s.ftsSearch(ctx, rd, req, p)
 				return err
@@ -713,8 +737,10 @@ func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult
 }
 
 // useSnapshotNames lets "fts" searches take name matches from a current
-// snapshot; tests turn it off to compare with the SQL path.
-var useSnapshotNames = true
+// snapshot, and useSnapshotText lets tool searches rank text matches in the
+// snapshot's text index, with query expansion; tests turn them off to compare
+// with the SQL path.
+var useSnapshotNames, useSnapshotText = true, true
 
 // nameTierSQL computes the tier of a name match in SQL, as ftsSearch does in
 // Go.
@@ -777,6 +803,23 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 			return s.nameIter(snap, key, terms, func(e *snapEntry) bool {
 				return q.IncludeAlwaysLoaded || e.loading != LoadingAlways
 			}), nil
+		},
+		memText: func(ctx context.Context, rd *readTx, query string, need int, seen map[string]bool) ([]*hit, bool, error) {
+			if !useSnapshotText {
+				return nil, false, nil
+			}
+			gen, err := rd.generation(ctx)
+			if err != nil {
+				return nil, false, err
+			}
+			snap := s.at(&s.toolSnaps, gen)
+			if snap == nil || snap.text == nil {
+				return nil, false, nil
+			}
+			hits := s.textSearch(snap, query, need, func(e *snapEntry) bool {
+				return (q.IncludeAlwaysLoaded || e.loading != LoadingAlways) && !seen[e.name]
+			}, func(e *snapEntry) bool { return q.Visible == nil || q.Visible(e.name) })
+			return hits, true, nil
 		},
 	}
 }

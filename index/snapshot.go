@@ -27,6 +27,10 @@ type snapshot struct {
 
 	mu     sync.Mutex
 	ranked map[string][]int32 // large prefix ranges in rank order, by range
+
+	// text is the inverted index of the entries' searchable text (nil for
+	// kinds without one); document i is entries[i].
+	text *textIndex
 }
 
 // maxRankedRanges bounds the cache of prefix ranges sorted by rank.
@@ -41,22 +45,31 @@ type snapEntry struct {
 	key, terms      string // name_key, name_terms
 	tenant, project string // a skill's scope identifiers
 	text            []string
+	// cols are the full-text columns, in the FTS5 table's order, while the
+	// snapshot's text index is built.
+	cols []string
 }
 
 // snapKind says how to load one kind of record.
 type snapKind struct {
 	query string
 	scan  func(rows *sql.Rows, e *snapEntry) error
+	// weights are the bm25 column weights of the text index of
+	// snapEntry.cols; nil for no text index.
+	weights []float64
 }
 
 var toolSnapKind = snapKind{
-	query: `SELECT name, namespace, side_rank, description, loading_mode, name_key, name_terms, tags_text FROM tools`,
+	query: `SELECT name, namespace, side_rank, description, loading_mode, name_key, name_terms, tags_text,
+		params_text, examples_text FROM tools`,
 	scan: func(rows *sql.Rows, e *snapEntry) error {
-		var tags string
-		err := rows.Scan(&e.name, &e.ns, &e.side, &e.desc, &e.loading, &e.key, &e.terms, &tags)
+		var tags, params, examples string
+		err := rows.Scan(&e.name, &e.ns, &e.side, &e.desc, &e.loading, &e.key, &e.terms, &tags, &params, &examples)
 		e.text = []string{e.desc, tags}
+		e.cols = []string{e.terms, e.desc, tags, params, examples}
 		return err
 	},
+	weights: toolWeights[:],
 }
 
 var skillSnapKind = snapKind{
@@ -83,10 +96,16 @@ const generationSQL = `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key =
 
 // txGeneration is the store generation the transaction sees.
 func (rd *readTx) generation(ctx context.Context) (int64, error) {
+	if rd.genOK {
+		return rd.gen, nil
+	}
 	var g int64
 	err := rd.scanOne(ctx, generationSQL, []any{&g})
 	if err == sql.ErrNoRows {
-		return 0, nil
+		err = nil
+	}
+	if err == nil {
+		rd.gen, rd.genOK = g, true
 	}
 	return g, err
 }
@@ -116,6 +135,13 @@ func (s *Store) loadSnapshot(ctx context.Context, h *snapHolder) (*snapshot, err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if h.kind.weights != nil {
+		docs := make([][]string, len(snap.entries))
+		for i := range snap.entries {
+			docs[i], snap.entries[i].cols = snap.entries[i].cols, nil
+		}
+		snap.text = buildTextIndex(docs, h.kind.weights)
 	}
 	snap.byKey = make([]int32, len(snap.entries))
 	snap.byTerms = make([]int32, len(snap.entries))

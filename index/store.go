@@ -254,6 +254,10 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 type readTx struct {
 	s  *Store
 	tx *sql.Tx
+	// gen caches the store generation the transaction sees (see
+	// generation); genOK says it is set.
+	gen   int64
+	genOK bool
 }
 
 // read runs fn in a read transaction.

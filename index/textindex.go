@@ -1,0 +1,441 @@
+package index
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// The in-memory text index of a snapshot.
+//
+// FTS5 keeps the index of record: it is written in the same transaction as
+// the rows and answers every "fts" search whose snapshot is not current. A
+// snapshot of the tools also holds their text as FTS5 indexes it (unicode61
+// words, folded, without diacritics, porter-stemmed) in inverted lists, and
+// ranks with FTS5's own bm25 formula over them. Only there can a query be
+// expanded (synonyms, spelling corrections) with a weight per term: FTS5
+// has no per-term weight inside MATCH, and one MATCH per term made searches
+// two to three times slower (see RATIONALE-index-ranking.md). Reading a few
+// posting lists from memory costs microseconds.
+
+// bm25 parameters, FTS5's.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// posting is one document of a word's inverted list: its index in the
+// snapshot and the word's column-weighted frequency in it (FTS5 sums each
+// column's hits times the column's weight).
+type posting struct {
+	doc int32
+	wf  float32
+}
+
+// colBreak separates the columns of a document in textIndex.toks: a phrase
+// never spans it.
+const colBreak = ^uint32(0)
+
+// textIndex is the inverted index of one snapshot. It is immutable once
+// built and safe for concurrent use.
+type textIndex struct {
+	weights []float64
+	n       int
+	avgLen  float64
+	docLen  []int32 // tokens of each document, all columns
+	ids     map[string]uint32
+	post    [][]posting // by stem id, documents ascending
+	// toks holds every document's stem ids, columns separated by colBreak;
+	// document d is toks[tokOff[d]:tokOff[d+1]]. Phrases are matched on it.
+	toks   []uint32
+	tokOff []int32
+	// words counts the documents' surface words, for spelling correction.
+	words map[string]int32
+	vocab func() *memVocab
+}
+
+// ftsWord is one token as FTS5's unicode61 tokenizer sees it, folded.
+// foldWord lower-cases and removes diacritics.
+func foldWord(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(w)
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(w) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// isTokenRune reports a character unicode61 keeps in words: letters,
+// numbers and private-use characters.
+func isTokenRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
+}
+
+// ftsWords calls fn with each folded word of s, as unicode61 splits it.
+func ftsWords(s string, fn func(w string)) {
+	start := -1
+	for i, r := range s {
+		if isTokenRune(r) && r != utf8.RuneError {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			fn(foldWord(s[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		fn(foldWord(s[start:]))
+	}
+}
+
+// analyse returns the stems of a query term in order, as FTS5 would match
+// it: one stem for a word, several for a phrase.
+func analyse(term string) []string {
+	var out []string
+	ftsWords(term, func(w string) { out = append(out, porterStem(w)) })
+	return out
+}
+
+// buildTextIndex indexes the documents' columns with the given weights.
+func buildTextIndex(docs [][]string, weights []float64) *textIndex {
+	ix := &textIndex{
+		weights: weights,
+		n:       len(docs),
+		docLen:  make([]int32, len(docs)),
+		ids:     make(map[string]uint32),
+		tokOff:  make([]int32, 0, len(docs)+1),
+		words:   make(map[string]int32),
+	}
+	stemOf := make(map[string]uint32) // surface word → stem id
+	var wf map[uint32]float32
+	var order []uint32
+	total := 0
+	for d, cols := range docs {
+		ix.tokOff = append(ix.tokOff, int32(len(ix.toks)))
+		wf = make(map[uint32]float32, 32)
+		order = order[:0]
+		n := int32(0)
+		for c, text := range cols {
+			if c > 0 {
+				ix.toks = append(ix.toks, colBreak)
+			}
+			w := float32(1)
+			if c < len(weights) {
+				w = float32(weights[c])
+			}
+			ftsWords(text, func(word string) {
+				id, ok := stemOf[word]
+				if !ok {
+					stem := porterStem(word)
+					if id, ok = ix.ids[stem]; !ok {
+						id = uint32(len(ix.post))
+						ix.ids[stem] = id
+						ix.post = append(ix.post, nil)
+					}
+					stemOf[word] = id
+				}
+				ix.words[word]++
+				ix.toks = append(ix.toks, id)
+				if _, seen := wf[id]; !seen {
+					order = append(order, id)
+				}
+				wf[id] += w
+				n++
+			})
+		}
+		ix.docLen[d] = n
+		total += int(n)
+		for _, id := range order {
+			ix.post[id] = append(ix.post[id], posting{doc: int32(d), wf: wf[id]})
+		}
+	}
+	ix.tokOff = append(ix.tokOff, int32(len(ix.toks)))
+	if ix.n > 0 {
+		ix.avgLen = float64(total) / float64(ix.n)
+	}
+	words := ix.words
+	ix.vocab = sync.OnceValue(func() *memVocab {
+		list := make([]string, 0, len(words))
+		for w, c := range words {
+			for range min(c, 16) {
+				list = append(list, w)
+			}
+		}
+		slices.Sort(list)
+		return newVocab(list)
+	})
+	return ix
+}
+
+// Has reports whether a surface word occurs in the documents.
+func (ix *textIndex) Has(w string) bool { _, ok := ix.words[w]; return ok }
+
+// Near returns the documents' words within maxDist edits of w; the
+// deletion index behind it is built on first use.
+func (ix *textIndex) Near(w string, maxDist int) []string { return ix.vocab().Near(w, maxDist) }
+
+// postings returns the documents matching the analysed term, with the
+// term's weighted frequency in each.
+func (ix *textIndex) postings(stems []string) []posting {
+	switch len(stems) {
+	case 0:
+		return nil
+	case 1:
+		id, ok := ix.ids[stems[0]]
+		if !ok {
+			return nil
+		}
+		return ix.post[id]
+	}
+	ids := make([]uint32, len(stems))
+	rarest := -1
+	for i, s := range stems {
+		id, ok := ix.ids[s]
+		if !ok {
+			return nil
+		}
+		ids[i] = id
+		if rarest < 0 || len(ix.post[id]) < len(ix.post[ids[rarest]]) {
+			rarest = i
+		}
+	}
+	var out []posting
+	for _, p := range ix.post[ids[rarest]] {
+		if f := ix.phraseFreq(p.doc, ids); f > 0 {
+			out = append(out, posting{doc: p.doc, wf: f})
+		}
+	}
+	return out
+}
+
+// phraseFreq is the column-weighted number of times the stem sequence ids
+// occurs in document d.
+func (ix *textIndex) phraseFreq(d int32, ids []uint32) float32 {
+	toks := ix.toks[ix.tokOff[d]:ix.tokOff[d+1]]
+	col := 0
+	var f float32
+	for i := 0; i+len(ids) <= len(toks); i++ {
+		if toks[i] == colBreak {
+			col++
+			continue
+		}
+		if toks[i] != ids[0] || !slices.Equal(toks[i:i+len(ids)], ids) {
+			continue
+		}
+		w := float32(1)
+		if col < len(ix.weights) {
+			w = float32(ix.weights[col])
+		}
+		f += w
+	}
+	return f
+}
+
+// idf is FTS5's inverse document frequency of a term in df documents.
+func (ix *textIndex) idf(df int) float64 {
+	v := math.Log((float64(ix.n) - float64(df) + 0.5) / (float64(df) + 0.5))
+	if v <= 0 {
+		v = 1e-6
+	}
+	return v
+}
+
+// textMatch is a document's relevance to a query, higher is better.
+type textMatch struct {
+	doc   int32
+	score float64
+}
+
+// scoreScratch is the per-search working memory of textIndex.search.
+type scoreScratch struct {
+	slot    []int32 // per document: index into touched, -1 unseen, -2 refused
+	touched []int32
+	refused []int32
+	acc     []float64 // touched × groups
+}
+
+var scratchPool sync.Pool
+
+// search ranks the documents matching any term of the scorer by the
+// weighted bm25 of termScorer.score: for each term, FTS5's bm25 share
+// idf·f·(k1+1)/(f+k1·(1−b+b·len/avglen)); per term group the best
+// weighted share; the groups added. accept filters documents before they
+// are scored (nil accepts all). Matches come unordered.
+func (ix *textIndex) search(sc *termScorer, accept func(doc int32) bool) []textMatch {
+	if ix.n == 0 || sc.groups == 0 {
+		return nil
+	}
+	s, _ := scratchPool.Get().(*scoreScratch)
+	if s == nil || len(s.slot) < ix.n {
+		s = &scoreScratch{slot: make([]int32, ix.n)}
+		for i := range s.slot {
+			s.slot[i] = -1
+		}
+	}
+	defer func() {
+		for _, d := range s.touched {
+			s.slot[d] = -1
+		}
+		for _, d := range s.refused {
+			s.slot[d] = -1
+		}
+		s.touched, s.refused, s.acc = s.touched[:0], s.refused[:0], s.acc[:0]
+		scratchPool.Put(s)
+	}()
+	g := sc.groups
+	for i, term := range sc.terms {
+		links := sc.links[i]
+		if len(links) == 0 {
+			continue
+		}
+		ps := ix.postings(analyse(term))
+		if len(ps) == 0 {
+			continue
+		}
+		idf := ix.idf(len(ps))
+		for _, p := range ps {
+			slot := s.slot[p.doc]
+			if slot == -2 {
+				continue
+			}
+			if slot < 0 {
+				if accept != nil && !accept(p.doc) {
+					s.slot[p.doc] = -2
+					s.refused = append(s.refused, p.doc)
+					continue
+				}
+				slot = int32(len(s.touched))
+				s.slot[p.doc] = slot
+				s.touched = append(s.touched, p.doc)
+				s.acc = append(s.acc, make([]float64, g)...)
+			}
+			f := float64(p.wf)
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(ix.docLen[p.doc])/ix.avgLen)
+			c := idf * f * (bm25K1 + 1) / (f + norm)
+			acc := s.acc[int(slot)*g : int(slot)*g+g]
+			for _, l := range links {
+				acc[l.group] = math.Max(acc[l.group], l.weight*c)
+			}
+		}
+	}
+	out := make([]textMatch, len(s.touched))
+	for i, d := range s.touched {
+		sum := 0.0
+		for _, v := range s.acc[i*g : i*g+g] {
+			sum += v
+		}
+		out[i] = textMatch{doc: d, score: sum}
+	}
+	return out
+}
+
+// textSearch ranks the snapshot's entries against a free-text query with
+// expansion (expandQuery: phrases, spelling corrections against the
+// snapshot's words, synonyms) and returns the best limit entries that both
+// filters accept, as text-tier hits whose r is the negated score (lower is
+// better, like bm25()). Equal scores are ordered by the contract's
+// tie-breakers. match is a cheap filter applied to every matching entry;
+// keep (nil for none) is applied in rank order, only until limit are kept.
+func (s *Store) textSearch(snap *snapshot, query string, limit int, match, keep func(*snapEntry) bool) []*hit {
+	ix := snap.text
+	sc := newTermScorer(expandQuery(splitWords(query), ix))
+	ms := ix.search(sc, func(doc int32) bool { return match(&snap.entries[doc]) })
+	better := func(a, b textMatch) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return int(snap.rank[a.doc] - snap.rank[b.doc])
+	}
+	var out []*hit
+	for window := 2*limit + 8; ; window *= 4 {
+		top := topMatches(slices.Clone(ms), window, better)
+		out = out[:0]
+		for _, m := range top {
+			e := &snap.entries[m.doc]
+			if keep != nil && !keep(e) {
+				continue
+			}
+			h := e.hit
+			h.tier, h.r = tierText, -m.score
+			out = append(out, &h)
+			if len(out) == limit {
+				return out
+			}
+		}
+		if len(top) == len(ms) {
+			return out
+		}
+	}
+}
+
+// topMatches returns the limit best matches in order.
+func topMatches(ms []textMatch, limit int, cmp func(a, b textMatch) int) []textMatch {
+	if len(ms) > 4*limit {
+		// Keep the matches scoring at least the limit-th best score, found
+		// by a bounded min-heap of scores, before sorting.
+		h := make([]float64, 0, limit)
+		for _, m := range ms {
+			if len(h) < limit {
+				h = append(h, m.score)
+				for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+					h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+				}
+				continue
+			}
+			if m.score <= h[0] {
+				continue
+			}
+			h[0] = m.score
+			for i := 0; ; {
+				l, r, low := 2*i+1, 2*i+2, i
+				if l < len(h) && h[l] < h[low] {
+					low = l
+				}
+				if r < len(h) && h[r] < h[low] {
+					low = r
+				}
+				if low == i {
+					break
+				}
+				h[i], h[low] = h[low], h[i]
+				i = low
+			}
+		}
+		cut := h[0]
+		kept := ms[:0]
+		for _, m := range ms {
+			if m.score >= cut {
+				kept = append(kept, m)
+			}
+		}
+		ms = kept
+	}
+	slices.SortFunc(ms, cmp)
+	if len(ms) > limit {
+		ms = ms[:limit]
+	}
+	return ms
+}

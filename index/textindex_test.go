@@ -1,0 +1,164 @@
+package index
+
+import (
+	"database/sql"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// evalTexts returns the searchable columns of every tool of the evaluation
+// set, as the tools table stores them.
+func evalTexts(t *testing.T) [][]string {
+	cat, _ := loadEvalSet(t, append(append([]string{}, tuneSets...), heldOutSets...)...)
+	var docs [][]string
+	for _, tl := range evalTools(cat) {
+		r, err := prepareTool(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, []string{r.nameTerms, r.Description, r.tagsText, r.paramsText, r.examplesTxt})
+	}
+	return docs
+}
+
+// TestTextIndexMatchesFTS5 checks that the in-memory index splits, folds and
+// stems text as FTS5's "porter unicode61" tokenizer does: every document's
+// set of indexed terms is the one FTS5 reports for it.
+func TestTextIndexMatchesFTS5(t *testing.T) {
+	docs := evalTexts(t)
+	docs = append(docs, []string{"Café naïve RÉSUMÉ façade", "a an über straße 2fa x86_64 O'Brien e-mail", "", "", ""})
+	db := openFTSProbe(t)
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := db.Begin()
+	for i, d := range docs {
+		if _, err := tx.Exec(`INSERT INTO probe(rowid, body) VALUES (?, ?)`, i+1, strings.Join(d, " \n ")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]map[string]bool, len(docs))
+	rows, err := db.Query(`SELECT doc, term FROM probe_terms`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var doc int
+		var term string
+		if err := rows.Scan(&doc, &term); err != nil {
+			t.Fatal(err)
+		}
+		if want[doc-1] == nil {
+			want[doc-1] = map[string]bool{}
+		}
+		want[doc-1][term] = true
+	}
+	rows.Close()
+	bad := 0
+	for i, d := range docs {
+		got := map[string]bool{}
+		for _, col := range d {
+			ftsWords(col, func(w string) { got[porterStem(w)] = true })
+		}
+		for term := range want[i] {
+			if !got[term] {
+				bad++
+				if bad <= 20 {
+					t.Errorf("doc %d: FTS5 indexes %q, the text index does not", i, term)
+				}
+			}
+		}
+		for term := range got {
+			if !want[i][term] {
+				bad++
+				if bad <= 20 {
+					t.Errorf("doc %d: the text index has %q, FTS5 does not", i, term)
+				}
+			}
+		}
+	}
+}
+
+// TestTextIndexBM25MatchesFTS5 checks that, for unexpanded queries, the
+// in-memory index scores every document as FTS5's weighted bm25() does.
+func TestTextIndexBM25MatchesFTS5(t *testing.T) {
+	docs := evalTexts(t)
+	db := openFTSProbe(t)
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE five USING fts5(a, b, c, d, e, tokenize='porter unicode61')`); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := db.Begin()
+	for i, d := range docs {
+		if _, err := tx.Exec(`INSERT INTO five(rowid, a, b, c, d, e) VALUES (?, ?, ?, ?, ?, ?)`, i, d[0], d[1], d[2], d[3], d[4]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	ix := buildTextIndex(docs, toolWeights[:])
+	for _, q := range []string{"send email", "weather forecast tomorrow", "delete branch", "refund payment order",
+		"log in", "resize image png", "calendar", "the"} {
+		words := queryTerms(q)
+		var ws []weightedTerm
+		for g, w := range words {
+			ws = append(ws, weightedTerm{text: w, weight: 1, group: g})
+		}
+		got := map[int32]float64{}
+		for _, m := range ix.search(newTermScorer(ws), nil) {
+			got[m.doc] = m.score
+		}
+		want := fts5Scores(t, db, ftsExpr(words, false))
+		if len(got) != len(want) {
+			t.Errorf("%q: %d matches, FTS5 finds %d", q, len(got), len(want))
+		}
+		for doc, w := range want {
+			if g := got[doc]; math.Abs(g-w) > 1e-4*math.Max(1, math.Abs(w)) {
+				t.Errorf("%q: doc %d scores %.6f, FTS5 bm25 %.6f", q, doc, g, w)
+			}
+		}
+	}
+}
+
+func fts5Scores(t *testing.T, db *sql.DB, expr string) map[int32]float64 {
+	t.Helper()
+	rows, err := db.Query(`SELECT rowid, -bm25(five, 4, 2, 4, 1, 1) FROM five WHERE five MATCH ?`, expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int32]float64{}
+	for rows.Next() {
+		var id int32
+		var s float64
+		if err := rows.Scan(&id, &s); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = s
+	}
+	return out
+}
+
+func TestTextIndexPhrase(t *testing.T) {
+	ix := buildTextIndex([][]string{
+		{"sign in", "Sign the user in"},
+		{"user login", "Lets a user sign in with a password; sign in again"},
+		{"", "in sign"},
+	}, []float64{4, 2})
+	ps := ix.postings(analyse("sign in"))
+	var docs []int32
+	for _, p := range ps {
+		docs = append(docs, p.doc)
+	}
+	if !slices.Equal(docs, []int32{0, 1}) {
+		t.Fatalf("phrase documents %v, want [0 1]", docs)
+	}
+	if ps[0].wf != 4 || ps[1].wf != 4 {
+		t.Errorf("phrase frequencies %v, want 4 (name once) and 4 (description twice)", ps)
+	}
+}
