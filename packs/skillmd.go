@@ -294,8 +294,8 @@ func (p *skillParser) read(s *Skill, dirName string) {
 
 	if md, ok := p.fields["metadata"].(map[string]any); ok && len(md) > 0 {
 		s.Metadata = make(map[string]string, len(md))
-		for k, v := range md {
-			switch x := v.(type) {
+		for _, k := range sortedKeys(md) {
+			switch x := md[k].(type) {
 			case string:
 				s.Metadata[k] = x
 			case json.Number:

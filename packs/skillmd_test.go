@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -433,5 +435,73 @@ func TestBundledAgentSkills(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no Agent Skills found in the bundled pack")
+	}
+}
+
+// TestPublishedShapes checks the fields of the shapes published skills
+// use (testdata/packs/skillmd/published-shapes) directly, so that a
+// wrong golden file cannot hide a regression.
+func TestPublishedShapes(t *testing.T) {
+	fsys := os.DirFS(filepath.Join(skillmdTestdata, "published-shapes"))
+	load := func(name string) *Skill {
+		t.Helper()
+		s, err := LoadSkillDir(fsys, name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return s
+	}
+	if s := load("folded-notes"); !strings.HasPrefix(s.Description, "Turns a meeting transcript into short notes: decisions first, then open") ||
+		s.Compatibility != "Needs nothing but the transcript.\nWorks offline." {
+		t.Errorf("folded-notes: description %q, compatibility %q", s.Description, s.Compatibility)
+	}
+	if s := load("colon-quotes"); s.License != "Apache-2.0" ||
+		!slices.Equal(s.AllowedTools, []string{"Read", "Grep", "Bash(git diff:*)", "Bash(git log --oneline:*)"}) {
+		t.Errorf("colon-quotes: license %q, tools %q", s.License, s.AllowedTools)
+	}
+	if s := load("claw-meta"); s.Metadata["claw"] != `{"emoji":"🔧","os":["darwin","linux"],"requires":{"bins":["jq","curl"],"env":["TOOLBOX_TOKEN"]}}` ||
+		s.Extra["user-invocable"] != true {
+		t.Errorf("claw-meta: metadata %q, extra %v", s.Metadata, s.Extra)
+	}
+	if s := load("multi-line-meta"); s.Metadata["tags"] != `["status","weekly"]` || s.Metadata["owner"] != "platform-team" || len(s.Warnings) != 2 {
+		t.Errorf("multi-line-meta: metadata %q, warnings %q", s.Metadata, s.Warnings)
+	}
+	if s := load("trailing-delims"); s.License != "2.0" || s.Compatibility != "3.12" || s.Metadata["version"] != "1.10" || len(s.Warnings) != 0 {
+		t.Errorf("trailing-delims: license %q, compatibility %q, metadata %q, warnings %q", s.License, s.Compatibility, s.Metadata, s.Warnings)
+	}
+	if s := load("lower-file"); s.Name != "lower-file" || s.File != "lower-file/skill.md" || len(s.Warnings) != 2 {
+		t.Errorf("lower-file: name %q, file %q, warnings %q", s.Name, s.File, s.Warnings)
+	}
+	if s := load("empty-fields"); s.License != "" || s.Metadata != nil || s.AllowedTools != nil || len(s.Warnings) != 4 {
+		t.Errorf("empty-fields: %+v", s)
+	}
+	if s := load("crlf-bom-folded"); s.Description != "Written on Windows: CRLF line endings, a byte order mark, and a folded description." ||
+		s.Metadata["editor"] != "notepad" {
+		t.Errorf("crlf-bom-folded: description %q, metadata %q", s.Description, s.Metadata)
+	}
+	s := load("deep-refs")
+	var paths []string
+	for _, r := range s.Resources {
+		paths = append(paths, r.Path)
+	}
+	if want := []string{"LICENSE.txt", "references/api/v2/endpoints.md", "references/guides/setup.md", "scripts/lib/util.sh"}; !slices.Equal(paths, want) {
+		t.Errorf("deep-refs resources %q, want %q", paths, want)
+	}
+}
+
+// TestSkillFilePrecedence checks that SKILL.md wins over skill.md when a
+// folder holds both (possible on case-sensitive file systems), and that
+// skill.md is then an ordinary resource.
+func TestSkillFilePrecedence(t *testing.T) {
+	fsys := fstest.MapFS{
+		"both/SKILL.md": {Data: []byte("---\nname: both\ndescription: d\n---\nupper\n")},
+		"both/skill.md": {Data: []byte("---\nname: other\ndescription: d\n---\nlower\n")},
+	}
+	s, err := LoadSkillDir(fsys, "both")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Instructions != "upper\n" || len(s.Resources) != 1 || s.Resources[0].Path != "skill.md" || len(s.Warnings) != 0 {
+		t.Errorf("instructions %q, resources %+v, warnings %q", s.Instructions, s.Resources, s.Warnings)
 	}
 }

@@ -449,3 +449,22 @@ func summarizeCatalog(c *Catalog, err error) catalogSummary {
 	s.Warnings = c.Warnings
 	return s
 }
+
+// TestLoadSourceLowerCaseSkillFile checks that a skill folder whose
+// instructions file is skill.md is found as that folder's skill, and that
+// a skill.md at the source root is reported, not read as a flat skill
+// named "skill".
+func TestLoadSourceLowerCaseSkillFile(t *testing.T) {
+	fsys := fstest.MapFS{
+		"greeter/skill.md": {Data: []byte("---\nname: greeter\ndescription: Greets.\n---\nSay hello.\n")},
+		"skill.md":         {Data: []byte("---\ndescription: not a flat skill\n---\nbody\n")},
+	}
+	sc, err := LoadSource(context.Background(), SourceSpec{Name: SourceWorkspace, FS: fsys, Root: "ws"})
+	want := "ws/skill.md: a skill.md at the source root is not loaded; put each skill in its own folder named after it (skills/<name>/SKILL.md)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	if len(sc.Skills) != 1 || sc.Skills[0].Name != "greeter" || sc.Skills[0].File != "greeter/skill.md" {
+		t.Errorf("skills %+v, want greeter from greeter/skill.md", sc.Skills)
+	}
+}
