@@ -2,6 +2,7 @@ package skillhost_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,75 @@ func TestSkillScopes(t *testing.T) {
 	got, err := b.GetSkills(ctx, index.SkillGetRequest{Names: []string{name}})
 	if err != nil || len(got.Skills) != 0 || len(got.Missing) != 1 {
 		t.Errorf("skill_get from another tenant: %+v %v", got, err)
+	}
+}
+
+// Every skill text an engine hands out is redacted by default: search
+// hits, fetched skills, listings, pre-flight blocks and the directory.
+func TestDiscoveryRedactsEveryAnswer(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	skill := "title: Page the on-call engineer oncall@example.com\n" +
+		"trigger: page the on-call engineer at oncall@example.com or +44 20 7946 0958\n" +
+		"steps: [Send the page with token sk-proj-abcdefghijklmnop1234]\n"
+	if err := os.WriteFile(filepath.Join(ws, "page.skill.yaml"), []byte(skill), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{"oncall@example.com", "7946 0958", "sk-proj-abcdefghijklmnop1234"}
+	check := func(t *testing.T, what string, v any) {
+		t.Helper()
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s shows %q: %s", what, s, b)
+			}
+		}
+	}
+	e := open(t, skillhost.Config{NoBundled: true, PackDirs: []string{ws}})
+	for _, st := range []string{"fts", "regex"} {
+		q := "page the on-call engineer"
+		if st == "regex" {
+			q = "on-call"
+		}
+		res, err := e.SearchSkills(ctx, index.SkillQuery{Query: q, SearchType: st})
+		if err != nil || len(res.Skills) != 1 {
+			t.Fatalf("%s search: %+v %v", st, res, err)
+		}
+		check(t, st+" skill_search", res)
+		if !strings.Contains(res.Skills[0].Trigger, "[REDACTED_EMAIL]") {
+			t.Errorf("trigger not redacted: %q", res.Skills[0].Trigger)
+		}
+	}
+	res, _ := e.SearchSkills(ctx, index.SkillQuery{Query: "on-call", SearchType: "regex"})
+	name := res.Skills[0].Name
+	got, err := e.GetSkills(ctx, index.SkillGetRequest{Names: []string{name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "skill_get", got)
+	list, err := e.ListSkills(ctx, index.SkillListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "skill_list", list)
+	rel, err := e.Relevant(ctx, index.RelevantRequest{Task: "page the on-call engineer"})
+	if err != nil || len(rel.Skills) != 1 {
+		t.Fatalf("relevant: %+v %v", rel, err)
+	}
+	check(t, "pre-flight", rel)
+	dir, err := e.Directory(ctx, index.DirectoryConfig{IncludeFields: []string{"name", "title", "trigger"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "directory", dir.Render())
+
+	// Turned off, the search shows the stored text.
+	raw := open(t, skillhost.Config{NoBundled: true, PackDirs: []string{ws}, Index: &index.Options{DisableRedaction: true}})
+	res, err = raw.SearchSkills(ctx, index.SkillQuery{Query: "on-call", SearchType: "regex"})
+	if err != nil || len(res.Skills) != 1 || !strings.Contains(res.Skills[0].Trigger, "oncall@example.com") {
+		t.Errorf("without redaction: %+v %v", res, err)
 	}
 }
