@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -89,14 +91,18 @@ func skillSummary(vals ...string) string {
 	return ""
 }
 
+// firstSentence is s up to the end of its first sentence or line, cut to
+// at most 100 characters (whole runes, so CJK text stays valid UTF-8).
 func firstSentence(s string) string {
 	for i, r := range s {
 		if r == '\n' || (r == '.' && i+1 < len(s) && s[i+1] == ' ') {
-			return s[:i+1]
+			s = strings.TrimSpace(s[:i+1])
+			break
 		}
 	}
-	if len(s) > 100 {
-		return s[:97] + "..."
+	if utf8.RuneCountInString(s) > 100 {
+		r := []rune(s)
+		return string(r[:97]) + "..."
 	}
 	return s
 }

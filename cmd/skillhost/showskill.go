@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/packs"
@@ -69,6 +70,23 @@ func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON boo
 	if s.License != "" {
 		fmt.Fprintf(w, "  license: %s\n", s.License)
 	}
+	if s.Compatibility != "" {
+		fmt.Fprintf(w, "  needs:   %s\n", strings.ReplaceAll(s.Compatibility, "\n", "\n           "))
+	}
+	if len(s.Metadata) > 0 {
+		keys := make([]string, 0, len(s.Metadata))
+		for k := range s.Metadata {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			label := "  meta:    "
+			if i > 0 {
+				label = "           "
+			}
+			fmt.Fprintf(w, "%s%s: %s\n", label, k, s.Metadata[k])
+		}
+	}
 	if s.Trigger != "" {
 		fmt.Fprintf(w, "  trigger: %s\n", s.Trigger)
 	}
@@ -122,15 +140,21 @@ func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON boo
 	}
 	if len(s.Resources) > 0 {
 		fmt.Fprintf(w, "\n  files:\n")
+		tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 		for _, r := range s.Resources {
-			fmt.Fprintf(w, "    %s\t%s\t%s\n", r.Path, size(r.Size), r.SHA256[:12])
+			fmt.Fprintf(tw, "    %s\t%s\tsha256 %s\n", r.Path, size(r.Size), r.SHA256[:12])
 		}
+		tw.Flush()
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "\n  warning: %s\n", warn)
 	}
 	if s.Instructions != "" {
-		fmt.Fprintf(w, "\n  instructions (%d lines)\n", strings.Count(s.Instructions, "\n")+1)
+		n := strings.Count(s.Instructions, "\n")
+		if !strings.HasSuffix(s.Instructions, "\n") {
+			n++
+		}
+		fmt.Fprintf(w, "\n  instructions (%d lines)\n", n)
 	}
 	return nil
 }

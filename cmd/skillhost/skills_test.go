@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestValidate(t *testing.T) {
@@ -141,5 +144,56 @@ func TestSearchAndIndex(t *testing.T) {
 	r = cli(t, "", "--no-user-sources", "index", "--rebuild")
 	if r.code != 0 || !strings.Contains(r.stdout, "rebuilt: 18 tool(s)") {
 		t.Errorf("index --rebuild: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// update rewrites the CLI golden files under testdata/packs/cli:
+// go test ./cmd/skillhost -run Golden -update.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/packs/cli")
+
+// TestSkillsCLIGolden runs list and show on the skills of
+// testdata/packs/cli and compares the output with its golden files, so
+// that a change to what a person or a script reads is seen in review. The
+// config holds a secret env value that must appear nowhere.
+func TestSkillsCLIGolden(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "packs", "cli"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "skillhost.toml")
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"list.golden.json", []string{"list", "--json"}},
+		{"list.golden.txt", []string{"list"}},
+		{"show.golden.txt", []string{"show", "standup-notes"}},
+		{"show.golden.json", []string{"show", "standup-notes", "--json"}},
+		{"show-playbook.golden.txt", []string{"show", "pack.skills.triage"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			r := cli(t, "", append([]string{"--config", cfg}, tc.args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr, "tok-never-printed") {
+				t.Fatalf("the secret env value is printed:\n%s%s", r.stdout, r.stderr)
+			}
+			got := strings.ReplaceAll(r.stdout, dir, "<dir>")
+			golden := filepath.Join(dir, tc.golden)
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/skillhost -run Golden -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
+			}
+		})
 	}
 }
