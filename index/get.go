@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -48,7 +49,8 @@ const (
 
 // SkillGetRequest asks for skills by name.
 type SkillGetRequest struct {
-	// Names are the skill names, 1 to MaxGetNames; duplicates count once.
+	// Names are the skill names, 1 to MaxGetNames; duplicates, and names
+	// that resolve to the same skill, count once.
 	Names []string
 	// Format is FormatInjection (default) or FormatRaw.
 	Format string
@@ -127,6 +129,9 @@ func (s *Store) GetSkills(ctx context.Context, r SkillGetRequest) (*SkillGetResu
 		if !ok {
 			res.Missing = append(res.Missing, n)
 			continue
+		}
+		if slices.Contains(ids, sk.id) {
+			continue // another spelling of a name already returned
 		}
 		res.Skills = append(res.Skills, s.skillDoc(sk.Skill, tr))
 		ids = append(ids, sk.id)

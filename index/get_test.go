@@ -406,11 +406,19 @@ func TestGetSkillsCountsUse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Two spellings of one name fetch and count the skill once.
+	res, err := s.GetSkills(ctx, SkillGetRequest{Names: []string{"pack.core.browser_auth.login_basic", "PACK.CORE.browser_auth.login_basic"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skills) != 1 || len(res.Missing) != 0 || strings.Count(res.FormattedContext, "## ") != 1 {
+		t.Errorf("two spellings: %d skills, missing %v:\n%s", len(res.Skills), res.Missing, res.FormattedContext)
+	}
 	found, err := s.skillsByName(ctx, Scope{}, []string{"pack.core.browser_auth.login_basic", "pack.x.other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := found["pack.core.browser_auth.login_basic"]; got.UseCount != 3 || got.LastUsed.IsZero() {
+	if got := found["pack.core.browser_auth.login_basic"]; got.UseCount != 4 || got.LastUsed.IsZero() {
 		t.Errorf("fetched skill: use_count %d, last_used %v", got.UseCount, got.LastUsed)
 	}
 	if got := found["pack.x.other"]; got.UseCount != 0 || !got.LastUsed.IsZero() {
@@ -474,14 +482,14 @@ func TestToolReferenceLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	outputs = append(outputs, dir.Render(), mustJSON2(t, dir.Entries))
-	if rel, err := s.Relevant(ctx, RelevantRequest{Task: "cleanup needed", VisibleTool: leakVisible, KnownTools: known}); err != nil {
-		t.Logf("Relevant: %v (not checked)", err)
-	} else {
-		if len(rel.Skills) == 0 {
-			t.Error("Relevant found nothing for the cleanup task")
-		}
-		outputs = append(outputs, mustJSON2(t, rel), rel.FormattedContext)
+	rel, err := s.Relevant(ctx, RelevantRequest{Task: "cleanup needed", VisibleTool: leakVisible, KnownTools: known})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(rel.Skills) == 0 {
+		t.Error("Relevant found nothing for the cleanup task")
+	}
+	outputs = append(outputs, mustJSON2(t, rel), rel.FormattedContext)
 	for i, out := range outputs {
 		low := strings.ToLower(out)
 		for _, d := range deniedNames {
@@ -532,9 +540,11 @@ func TestRedactionInOutputs(t *testing.T) {
 				"get json": mustJSON2(t, get), "get context": get.FormattedContext,
 				"list": mustJSON2(t, list), "directory": dir.Render(),
 			}
-			if rel, err := s.Relevant(ctx, RelevantRequest{Task: "contact crm"}); err == nil {
-				outputs["relevant"] = rel.FormattedContext
+			rel, err := s.Relevant(ctx, RelevantRequest{Task: "contact crm"})
+			if err != nil || len(rel.Skills) != 1 {
+				t.Fatalf("Relevant: %+v, %v", rel, err)
 			}
+			outputs["relevant"] = rel.FormattedContext
 			all := strings.Join(func() []string {
 				var v []string
 				for _, o := range outputs {
