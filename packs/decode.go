@@ -382,7 +382,7 @@ func (c *nodeCheck) walk(n *yaml.Node, depth int) nodeSize {
 	if n.Kind == yaml.AliasNode {
 		t := n.Alias
 		if t == nil || c.active[t] {
-			c.fail(n.Line, "alias *%s refers to a node that contains it", n.Value)
+			c.fail(n.Line, "alias *%s refers to a node that contains it, which would repeat without end; write the value out", n.Value)
 			c.failed = true
 			return nodeSize{}
 		}
@@ -438,7 +438,7 @@ func (c *nodeCheck) walk(n *yaml.Node, depth int) nodeSize {
 func (c *nodeCheck) grow(n *yaml.Node, depth int, s nodeSize) nodeSize {
 	c.total = min(c.total+s.nodes, c.budget+1)
 	if c.total > c.budget {
-		c.fail(n.Line, "alias *%s expands the document past %d nodes; refusing what looks like an alias bomb", n.Value, c.budget)
+		c.fail(n.Line, "alias *%s expands the document past %d nodes; refusing what looks like an alias bomb (write the values out instead of nesting aliases)", n.Value, c.budget)
 		c.failed = true
 		return nodeSize{}
 	}

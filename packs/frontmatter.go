@@ -79,7 +79,7 @@ func splitFrontmatter(file string, data []byte) (*frontmatter, error) {
 
 func errUnterminated(file string) error {
 	return &ManifestError{File: file, Line: 1,
-		Msg: "frontmatter opens with --- on line 1 but has no closing --- line"}
+		Msg: "frontmatter opens with --- on line 1 but has no closing --- line; add a line holding only --- after the last field"}
 }
 
 // isDelimiter reports whether line is "---" followed only by spaces, tabs or

@@ -346,7 +346,7 @@ func (w *skillWalker) resolve(rel string) (string, error) {
 	}
 	escape := func() error {
 		return &ManifestError{File: linkFile,
-			Msg: fmt.Sprintf("symlink points to %q, outside the skill folder; a skill may only link to its own files", first)}
+			Msg: fmt.Sprintf("symlink points to %q, outside the skill folder; a skill may only link to its own files (copy the target into the folder instead)", first)}
 	}
 	pending := strings.Split(rel, "/")
 	var cur []string

@@ -364,7 +364,7 @@ func TestLoadSkillFileFlat(t *testing.T) {
 	tests := map[string]string{
 		"skills/wrong.md":  `skills/wrong.md:2: name "notes" differs from the file name "wrong.md"; a flat skill's name is its file name without .md`,
 		"skills/alias.md":  `skills/alias.md:2: name "notes" differs from the file name "alias.md"; a flat skill's name is its file name without .md`,
-		"skills/escape.md": `skills/escape.md: symlink points to "../outside.md", outside the skill folder; a skill may only link to its own files`,
+		"skills/escape.md": `skills/escape.md: symlink points to "../outside.md", outside the skill folder; a skill may only link to its own files (copy the target into the folder instead)`,
 		"skills/huge.md":   `skills/huge.md: file is larger than 1048576 bytes (1 MiB); keep instructions short and move detail into references/`,
 	}
 	for name, want := range tests {

@@ -48,7 +48,7 @@ func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
 	if !utf8.Valid(data) {
 		off := invalidUTF8Offset(data)
 		return nil, &ManifestError{File: file, Line: lineAt(data, off),
-			Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d; a SKILL.md must be UTF-8 text", off)}
+			Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d; a SKILL.md must be UTF-8 text (save it as UTF-8)", off)}
 	}
 	fm, err := splitFrontmatter(file, data)
 	if err != nil {
@@ -69,12 +69,21 @@ func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
 		}
 	}
 	if root == nil || root.Kind != yaml.MappingNode {
-		line := 2
+		line, got := 2, "empty"
 		if root != nil {
 			line = root.Line
+			switch root.Kind {
+			case yaml.SequenceNode:
+				got = "a list"
+			case yaml.ScalarNode:
+				got = "a single value"
+				if root.ShortTag() == "!!null" {
+					got = "empty"
+				}
+			}
 		}
 		return nil, &ManifestError{File: file, Line: line,
-			Msg: "frontmatter must be a YAML mapping with at least name and description"}
+			Msg: fmt.Sprintf("frontmatter is %s; it must be a YAML mapping of fields, at least name: and description:", got)}
 	}
 	p := &skillParser{file: file, root: root}
 	p.normalize()
