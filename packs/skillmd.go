@@ -177,6 +177,14 @@ func (p *skillParser) normalize() {
 				continue
 			case (tag == "!!int" || tag == "!!float" || tag == "!!bool") && slices.Contains(textFields, k.Value):
 				v.Tag = "!!str"
+			case (k.Value == "description" || k.Value == "compatibility") && v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+				// A block scalar ends with the newline YAML keeps; the
+				// limits apply to the text, which is stored trimmed.
+				v.Value = strings.TrimRight(v.Value, "\n")
+				if strings.TrimSpace(v.Value) == "" && k.Value == "compatibility" {
+					p.warn(k.Line, "compatibility is empty and is ignored; give the environment the skill needs or remove the line")
+					continue
+				}
 			case k.Value == "compatibility" && tag == "!!str" && strings.TrimSpace(v.Value) == "":
 				p.warn(k.Line, "compatibility is empty and is ignored; give the environment the skill needs or remove the line")
 				continue

@@ -505,3 +505,23 @@ func TestSkillFilePrecedence(t *testing.T) {
 		t.Errorf("instructions %q, resources %+v, warnings %q", s.Instructions, s.Resources, s.Warnings)
 	}
 }
+
+// TestBlockScalarLimits checks that the newline a YAML block scalar ends
+// with does not count towards the description's 1024 characters.
+func TestBlockScalarLimits(t *testing.T) {
+	for _, style := range []string{">", "|", ">-"} {
+		src := "---\nname: x\ndescription: " + style + "\n  " + strings.Repeat("é", 1024) + "\n---\nbody\n"
+		s, err := ParseSkillMD("x/SKILL.md", []byte(src), "x")
+		if err != nil {
+			t.Errorf("%s: %v", style, err)
+			continue
+		}
+		if n := len([]rune(s.Description)); n != 1024 {
+			t.Errorf("%s: description has %d characters", style, n)
+		}
+	}
+	src := "---\nname: x\ndescription: >\n  " + strings.Repeat("é", 1025) + "\n---\nbody\n"
+	if _, err := ParseSkillMD("x/SKILL.md", []byte(src), "x"); err == nil || !strings.Contains(err.Error(), "description is 1025 characters; at most 1024 allowed") {
+		t.Errorf("1025 characters: %v", err)
+	}
+}
