@@ -535,4 +535,58 @@ func BenchmarkSyncTools(b *testing.B) {
 			}
 		}
 	})
+	b.Run(fmt.Sprintf("one-changed+search/tools=%d", n), func(b *testing.B) {
+		// A write, then the first search after it, which brings the
+		// snapshot and its text index up to date.
+		if raceEnabled {
+			b.Skip("large catalogue skipped under -race")
+		}
+		tools := genTools(n, 3)
+		ctx := context.Background()
+		s, err := Open(ctx, filepath.Join(b.TempDir(), "incr.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.SyncTools(ctx, tools); err != nil {
+			b.Fatal(err)
+		}
+		orig := tools[n/2].Description
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			tools[n/2].Description = fmt.Sprintf("%s v%d", orig, i)
+			if _, err := s.SyncTools(ctx, tools); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.SearchTools(ctx, ToolQuery{Query: "search records"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkToolSnapshot loads the tool snapshot with its text index, as the
+// first search after a write does.
+func BenchmarkToolSnapshot(b *testing.B) {
+	if raceEnabled {
+		b.Skip("large catalogue skipped under -race")
+	}
+	const n = 10000
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "snap.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.SyncTools(ctx, genTools(n, 3)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.loadSnapshot(ctx, &s.toolSnaps); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

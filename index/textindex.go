@@ -54,7 +54,8 @@ type textIndex struct {
 	// document d is toks[tokOff[d]:tokOff[d+1]]. Phrases are matched on it.
 	toks   []uint32
 	tokOff []int32
-	// words counts the documents' surface words, for spelling correction.
+	// words holds the documents' surface words (by an internal index), for
+	// spelling correction.
 	words map[string]int32
 	vocab func() *memVocab
 }
@@ -126,47 +127,59 @@ func buildTextIndex(docs [][]string, weights []float64) *textIndex {
 		tokOff:  make([]int32, 0, len(docs)+1),
 		words:   make(map[string]int32),
 	}
-	stemOf := make(map[string]uint32) // surface word → stem id
-	var wf map[uint32]float32
-	var order []uint32
-	total := 0
+	var (
+		surfStem  []uint32  // by surface word: its stem id
+		wf        []float32 // by stem id: weighted frequency in the document
+		order     []uint32  // stem ids of the document, first seen first
+		total     int
+		col       int
+		colWeight float32
+		docTokens int32
+	)
+	var counts []int32 // by surface word: occurrences
+	add := func(word string) {
+		si, ok := ix.words[word]
+		if !ok {
+			stem := porterStem(word)
+			id, known := ix.ids[stem]
+			if !known {
+				id = uint32(len(ix.post))
+				ix.ids[stem] = id
+				ix.post = append(ix.post, nil)
+				wf = append(wf, 0)
+			}
+			si = int32(len(surfStem))
+			ix.words[word] = si
+			surfStem = append(surfStem, id)
+			counts = append(counts, 0)
+		}
+		counts[si]++
+		id := surfStem[si]
+		ix.toks = append(ix.toks, id)
+		if wf[id] == 0 {
+			order = append(order, id)
+		}
+		wf[id] += colWeight
+		docTokens++
+	}
 	for d, cols := range docs {
 		ix.tokOff = append(ix.tokOff, int32(len(ix.toks)))
-		wf = make(map[uint32]float32, 32)
-		order = order[:0]
-		n := int32(0)
+		order, docTokens = order[:0], 0
 		for c, text := range cols {
 			if c > 0 {
 				ix.toks = append(ix.toks, colBreak)
 			}
-			w := float32(1)
-			if c < len(weights) {
-				w = float32(weights[c])
+			col, colWeight = c, 1
+			if col < len(weights) {
+				colWeight = float32(weights[col])
 			}
-			ftsWords(text, func(word string) {
-				id, ok := stemOf[word]
-				if !ok {
-					stem := porterStem(word)
-					if id, ok = ix.ids[stem]; !ok {
-						id = uint32(len(ix.post))
-						ix.ids[stem] = id
-						ix.post = append(ix.post, nil)
-					}
-					stemOf[word] = id
-				}
-				ix.words[word]++
-				ix.toks = append(ix.toks, id)
-				if _, seen := wf[id]; !seen {
-					order = append(order, id)
-				}
-				wf[id] += w
-				n++
-			})
+			ftsWords(text, add)
 		}
-		ix.docLen[d] = n
-		total += int(n)
+		ix.docLen[d] = docTokens
+		total += int(docTokens)
 		for _, id := range order {
 			ix.post[id] = append(ix.post[id], posting{doc: int32(d), wf: wf[id]})
+			wf[id] = 0
 		}
 	}
 	ix.tokOff = append(ix.tokOff, int32(len(ix.toks)))
@@ -176,8 +189,8 @@ func buildTextIndex(docs [][]string, weights []float64) *textIndex {
 	words := ix.words
 	ix.vocab = sync.OnceValue(func() *memVocab {
 		list := make([]string, 0, len(words))
-		for w, c := range words {
-			for range min(c, 16) {
+		for w, si := range words {
+			for range min(counts[si], 16) {
 				list = append(list, w)
 			}
 		}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"database/sql"
 	"math"
 	"slices"
@@ -160,5 +161,76 @@ func TestTextIndexPhrase(t *testing.T) {
 	}
 	if ps[0].wf != 4 || ps[1].wf != 4 {
 		t.Errorf("phrase frequencies %v, want 4 (name once) and 4 (description twice)", ps)
+	}
+}
+
+// expansionCatalogue has tools whose descriptions share no word with the
+// requests of the expansion tests below.
+func expansionCatalogue() []Tool {
+	return []Tool{
+		{Name: "records_purge", Description: "Erase stored records permanently.", LoadingMode: LoadingDeferred},
+		{Name: "records_export", Description: "Write stored records to a CSV file.", LoadingMode: LoadingDeferred},
+		{Name: "weather_outlook", Description: "Weather forecast for the next days at a place.", LoadingMode: LoadingDeferred},
+		{Name: "remove", Description: "Takes a path.", LoadingMode: LoadingDeferred},
+		{Name: "file_tools", Description: "Delete a file, remove a file, erase a file: every way to get rid of a file.", LoadingMode: LoadingDeferred},
+	}
+}
+
+func searchNames(t *testing.T, s *Store, q string) []string {
+	t.Helper()
+	res, err := s.SearchTools(context.Background(), ToolQuery{Query: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range res.Tools {
+		names = append(names, h.Name)
+	}
+	return names
+}
+
+// TestExpansionFindsBySynonymAndTypo: a request using a synonym or a typo
+// finds the tool, and the SQL path, which does not expand, does not.
+func TestExpansionFindsBySynonymAndTypo(t *testing.T) {
+	s := openTest(t, nil)
+	if _, err := s.SyncTools(context.Background(), expansionCatalogue()); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"wipe it all":    "records_purge", // wipe → erase (synonym)
+		"wether tomorow": "weather_outlook",
+	} {
+		if got := searchNames(t, s, q); len(got) == 0 || got[0] != want {
+			t.Errorf("%q: got %v, want %s first", q, got, want)
+		}
+		useSnapshotText = false
+		got := searchNames(t, s, q)
+		useSnapshotText = true
+		if slices.Contains(got, want) {
+			t.Errorf("%q: the unexpanded SQL path finds %s (%v): the case does not test expansion", q, want, got)
+		}
+	}
+}
+
+// TestExpansionKeepsNameFirst: a tool's exact name or a prefix of it,
+// typed as the query, ranks first with score 1 even when expansion makes
+// another tool's text match it many times over.
+func TestExpansionKeepsNameFirst(t *testing.T) {
+	s := openTest(t, nil)
+	if _, err := s.SyncTools(context.Background(), expansionCatalogue()); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"remove", "REMOVE", "records_pur", "records purge"} {
+		res, err := s.SearchTools(context.Background(), ToolQuery{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "remove"
+		if strings.HasPrefix(q, "records") {
+			want = "records_purge"
+		}
+		if len(res.Tools) == 0 || res.Tools[0].Name != want || res.Tools[0].Score != 1 {
+			t.Errorf("%q: got %+v, want %s first with score 1", q, res.Tools, want)
+		}
 	}
 }
