@@ -72,7 +72,8 @@ type Config struct {
 	// (./skills) sources, for embedders that name every folder themselves.
 	NoUserSources bool
 	// Grants are the operator's grants, by pack name; an entry replaces the
-	// grant the operator config gives that pack. A module runs under the
+	// grant the operator config gives that pack, config values included
+	// (which are then not checked against the pack's config params). A module runs under the
 	// intersection of its request and its pack's grant. The bundled pack,
 	// when neither names it, is granted what it requests except folders,
 	// network hosts and env vars, which only an operator can give. Other
@@ -130,6 +131,10 @@ type Tool struct {
 	Loading      string
 	Category     string
 	Tags         []string
+	// ConfigParams are the settings the tool declares; their values are
+	// in Effective.Config (a secret param's value too: print it only
+	// through its type, as `skillhost show` does).
+	ConfigParams []packs.ConfigParam
 	// Requested is what the module asks for, Operator what the operator
 	// grants its pack, and Effective their intersection: what it gets.
 	Requested Grant
@@ -231,9 +236,15 @@ func unjoin(err error) []error {
 }
 
 // loadTools registers the tools of the catalog, asking a module's describe
-// export when its manifest lists none.
+// export when its manifest lists none. A pack whose [packs.<name>.config]
+// values do not fit its config params loads no tools; its problems are
+// reported.
 func (e *Engine) loadTools(ctx context.Context) error {
+	bad := e.checkPackConfigs()
 	for _, te := range e.cat.Tools() {
+		if bad[te.Pack] {
+			continue
+		}
 		e.addTool(te.Pack, te.Module, te.Tool, te.Source, te.Path)
 	}
 	for _, p := range e.packs {
@@ -246,6 +257,29 @@ func (e *Engine) loadTools(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkPackConfigs checks each pack's config values against the config
+// params its tools declare, drops the packs that fail from e.packs and
+// returns them. A pack the embedder grants through Config.Grants is taken
+// as granted.
+func (e *Engine) checkPackConfigs() map[*packs.Pack]bool {
+	bad := map[*packs.Pack]bool{}
+	kept := e.packs[:0:0]
+	for _, p := range e.packs {
+		if _, ok := e.cfg.Grants[p.Name]; !ok {
+			if err := e.op.CheckPackConfig(p); err != nil {
+				for _, pe := range unjoin(err) {
+					e.problems = append(e.problems, fmt.Errorf("%w (the tools of pack %s are not loaded)", pe, p.Name))
+				}
+				bad[p] = true
+				continue
+			}
+		}
+		kept = append(kept, p)
+	}
+	e.packs = kept
+	return bad
 }
 
 func (e *Engine) describeTools(ctx context.Context, p *packs.Pack, m *packs.Module) error {
@@ -276,23 +310,25 @@ func (e *Engine) describeTools(ctx context.Context, p *packs.Pack, m *packs.Modu
 
 func (e *Engine) addTool(p *packs.Pack, m *packs.Module, d *packs.Tool, source, path string) {
 	req := requestGrant(m)
-	op := e.operatorGrant(p, req)
+	op := e.operatorGrant(p, m, req)
 	eff := host.Intersect(req, op)
 	e.tools[d.Name] = &Tool{
 		Name: d.Name, Description: d.Description, Pack: p.Name, PackVersion: p.Version, Source: source, Path: path,
 		Module: m.Name, Export: d.Export, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
 		Risk: d.Risk(), SideEffects: d.SideEffects, Idempotent: d.Idempotent, Hidden: d.Hidden, Tags: d.Tags,
-		Loading: d.Loading, Category: d.Category,
+		Loading: d.Loading, Category: d.Category, ConfigParams: d.ConfigParams,
 		Requested: req, Operator: op, Effective: eff, def: d, mod: m, pk: p,
 	}
 }
 
-// requestGrant turns a manifest's request and limits into a Grant.
+// requestGrant turns a manifest's request and limits into a Grant. Its
+// config holds the defaults: request.config and the config params'
+// defaults.
 func requestGrant(m *packs.Module) Grant {
 	r := m.Request
 	g := Grant{
 		AllowedHosts: r.AllowedHosts,
-		Config:       r.Config,
+		Config:       m.ConfigDefaults(),
 		Tools:        r.Tools,
 		Capabilities: r.Services,
 		Limits: Limits{
@@ -320,12 +356,12 @@ func requestGrant(m *packs.Module) Grant {
 // operatorGrant returns the operator's grant for a pack: Config.Grants,
 // else the operator config's [packs.<name>] section, else for the bundled
 // pack what it requests minus folders, hosts and env, else nothing.
-func (e *Engine) operatorGrant(p *packs.Pack, req Grant) Grant {
+func (e *Engine) operatorGrant(p *packs.Pack, m *packs.Module, req Grant) Grant {
 	if g, ok := e.cfg.Grants[p.Name]; ok {
 		return g
 	}
 	if pg, ok := e.op.Packs[p.Name]; ok {
-		return packGrant(pg)
+		return packGrant(pg, m)
 	}
 	if p.Source == packs.SourceBundled {
 		g := req
@@ -336,10 +372,12 @@ func (e *Engine) operatorGrant(p *packs.Pack, req Grant) Grant {
 	return Grant{}
 }
 
-// packGrant turns a [packs.<name>] section into a Grant. Tool composition
-// is not part of the section: a module may call the tools it requests.
-func packGrant(pg packs.PackGrant) Grant {
+// packGrant turns a [packs.<name>] section into module m's Grant. Tool
+// composition is not part of the section: a module may call the tools it
+// requests. Of the config values, m gets those of the keys it declares.
+func packGrant(pg packs.PackGrant, m *packs.Module) Grant {
 	g := Grant{
+		Config:              pg.ModuleConfig(m),
 		AllowedHosts:        pg.AllowedHosts,
 		AllowPrivateNetwork: pg.AllowPrivateNetwork,
 		Capabilities:        pg.Services,
@@ -354,8 +392,8 @@ func packGrant(pg packs.PackGrant) Grant {
 			MaxFuel:              pg.Limits.MaxFuel,
 		},
 	}
-	for _, m := range pg.Mounts {
-		g.Mounts = append(g.Mounts, Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
+	for _, mt := range pg.Mounts {
+		g.Mounts = append(g.Mounts, Mount{HostPath: mt.Host, GuestPath: mt.Guest, ReadOnly: mt.ReadOnly})
 	}
 	if len(pg.Env) > 0 {
 		g.Env = make(map[string]string, len(pg.Env))

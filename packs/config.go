@@ -219,6 +219,10 @@ type PackGrant struct {
 	UpdateExisting bool `json:"update_existing"`
 	// Pinned names skills always listed in the skill directory.
 	Pinned []string `json:"pinned,omitempty"`
+	// Config holds the [packs.<name>.config] values by key: the settings
+	// the pack's tools declare as config_params, read by modules through
+	// config_get. CheckPackConfig checks them against the declarations.
+	Config map[string]ConfigValue `json:"config,omitempty"`
 	// Line is the line of the section header in the config file.
 	Line int `json:"-"`
 }
@@ -913,8 +917,23 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 			if p, ok := r.strings(k, false); ok {
 				g.Pinned = p
 			}
+		case "config":
+			vals, ok := r.table(k, "a table of settings such as {region = \"eu\", max_results = 20}")
+			if !ok {
+				continue
+			}
+			for _, v := range vals {
+				cv, ok := r.configValue(v)
+				if !ok {
+					continue
+				}
+				if g.Config == nil {
+					g.Config = map[string]ConfigValue{}
+				}
+				g.Config[v.key.last()] = cv
+			}
 		default:
-			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, limits, scope_mode, update_existing, pinned", k.key.String())
+			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, limits, scope_mode, update_existing, pinned, config", k.key.String())
 		}
 	}
 	return g, true
@@ -1245,6 +1264,13 @@ func packTOML(g PackGrant) map[string]any {
 	}
 	if len(g.Services) > 0 {
 		m["services"] = g.Services
+	}
+	if len(g.Config) > 0 {
+		cfg := map[string]any{}
+		for k := range g.Config {
+			cfg[k] = redacted
+		}
+		m["config"] = cfg
 	}
 	if len(g.Pinned) > 0 {
 		m["pinned"] = g.Pinned

@@ -162,7 +162,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"pack name", "[packs.Bad]\nenabled = true\n",
 			[]string{`skillhost.toml:1: pack name "Bad" in [packs.Bad] must be lowercase letters and digits separated by single - or _`}},
 		{"unknown pack key", "[packs.core]\nallowed_host = []\n",
-			[]string{`skillhost.toml:2: unknown key "packs.core.allowed_host"; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, limits, scope_mode, update_existing, pinned`}},
+			[]string{`skillhost.toml:2: unknown key "packs.core.allowed_host"; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, limits, scope_mode, update_existing, pinned, config`}},
 		{"datetime", "state_dir = 2024-01-01\n",
 			[]string{`skillhost.toml:1: state_dir must be a string, got datetime`}},
 		{"too large", "# " + strings.Repeat("x", maxConfigBytes) + "\n",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
 )
 
 func newShowCmd(g *globals) *cobra.Command {
@@ -65,9 +67,74 @@ type toolJSON struct {
 	Tags         []string        `json:"tags,omitempty"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Config       []configJSON    `json:"config,omitempty"`
 	Requested    host.Grant      `json:"requested"`
 	Effective    host.Grant      `json:"effective"`
 	Limits       host.Limits     `json:"limits"`
+}
+
+// configJSON is one config param of a tool with its effective value.
+type configJSON struct {
+	Name     string   `json:"name"`
+	Type     string   `json:"type"`
+	Required bool     `json:"required,omitempty"`
+	Unit     string   `json:"unit,omitempty"`
+	Options  []string `json:"options,omitempty"`
+	// Value is the text config_get returns, "***" for a secret; absent
+	// when the param has no value.
+	Value *string `json:"value,omitempty"`
+	// From is "operator", "default" or "unset".
+	From string `json:"from"`
+}
+
+// toolConfig lists the tool's config params with their effective values,
+// a secret param's value as "***".
+func toolConfig(t *skillhost.Tool) []configJSON {
+	out := make([]configJSON, 0, len(t.ConfigParams))
+	for _, p := range t.ConfigParams {
+		c := configJSON{Name: p.Name, Type: p.Type, Required: p.Required, Unit: p.Unit, Options: p.Options, From: "unset"}
+		if v, ok := t.Effective.Config[p.Name]; ok {
+			if p.Type == packs.ParamSecret {
+				v = "***"
+			}
+			c.Value = &v
+			c.From = "default"
+			if _, ok := t.Operator.Config[p.Name]; ok {
+				c.From = "operator"
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// describeConfig prints the tool's config params, one a line.
+func describeConfig(t *skillhost.Tool) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 2, 2, ' ', 0)
+	for _, c := range toolConfig(t) {
+		val := "not set"
+		if c.Required && c.Value == nil {
+			val = "missing (required)"
+		}
+		if c.Value != nil {
+			val = *c.Value
+			if c.Type != packs.ParamSecret {
+				val = strconv.Quote(val)
+			}
+			if c.Unit != "" {
+				val += " " + c.Unit
+			}
+			val += " (" + c.From + ")"
+		}
+		extra := ""
+		if len(c.Options) > 0 {
+			extra = "one of " + strings.Join(c.Options, ", ")
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\n", c.Name, c.Type, val, extra)
+	}
+	tw.Flush()
+	return b.String()
 }
 
 // redacted returns g with env and config values hidden: they may be secrets.
@@ -91,7 +158,7 @@ func printToolJSON(g *globals, t *skillhost.Tool) error {
 		Name: t.Name, Description: t.Description, Pack: t.Pack, PackVersion: t.PackVersion, Source: t.Source,
 		Module: t.Module, Export: t.Export, Risk: t.Risk, SideEffects: t.SideEffects, Idempotent: t.Idempotent,
 		Hidden: t.Hidden, Tags: t.Tags, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		Requested: redacted(t.Requested), Effective: redacted(t.Effective), Limits: effectiveLimits(t),
+		Config: toolConfig(t), Requested: redacted(t.Requested), Effective: redacted(t.Effective), Limits: effectiveLimits(t),
 	}, "", "  ")
 	if err != nil {
 		return err
@@ -118,6 +185,9 @@ func printTool(g *globals, t *skillhost.Tool) {
 	}
 	if len(t.InputSchema) > 0 {
 		fmt.Fprintf(w, "\n  input:\n%s", schemaSummary(t.InputSchema))
+	}
+	if len(t.ConfigParams) > 0 {
+		fmt.Fprintf(w, "\n  config (set in [packs.%s.config]):\n%s", t.Pack, describeConfig(t))
 	}
 	fmt.Fprintf(w, "\n  requested:\n%s", describeGrant(t.Requested))
 	fmt.Fprintf(w, "\n  effective grant:\n%s", describeGrant(t.Effective))
