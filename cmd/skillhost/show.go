@@ -134,7 +134,14 @@ func describeConfig(t *skillhost.Tool) string {
 		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\n", c.Name, c.Type, val, extra)
 	}
 	tw.Flush()
-	return b.String()
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \n")
+		if l != lines[i] {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // redacted returns g with env and config values hidden: they may be secrets.
