@@ -119,7 +119,7 @@ func describeConfig(t *skillhost.Tool) string {
 		}
 		if c.Value != nil {
 			val = *c.Value
-			if c.Type != packs.ParamSecret {
+			if c.Type != packs.ParamSecret && c.Type != packs.ParamNumber && c.Type != packs.ParamBoolean {
 				val = strconv.Quote(val)
 			}
 			if c.Unit != "" {

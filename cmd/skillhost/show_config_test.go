@@ -52,7 +52,7 @@ func showConfigSetup(t *testing.T, toml string) []string {
 // show lists a tool's settings with their values and where each comes
 // from; a secret's value is ***, in text and JSON alike.
 func TestShowConfigValues(t *testing.T) {
-	flags := showConfigSetup(t, "[packs.stats.config]\nvowels = \"xyz\"\ntoken = \"tok-NEVER-SHOWN-3\"\n")
+	flags := showConfigSetup(t, "[packs.stats.config]\nvowels = \"xyz\"\ntoken = \"tok-NEVER-SHOWN-3\"\nlimit = 3\n")
 	r := cli(t, "", append(flags, "show", "count_vowels")...)
 	if r.code != 0 {
 		t.Fatalf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -61,8 +61,8 @@ func TestShowConfigValues(t *testing.T) {
   config (set in [packs.stats.config]):
     vowels  string  "xyz" (operator)
     token   secret  *** (operator)
-    limit   number  not set
-    mode    select  "fast" (default)  one of fast, exact
+    limit   number  3 items (operator)
+    mode    select  "fast" (default)    one of fast, exact
 `
 	if !strings.Contains(r.stdout, want) {
 		t.Errorf("show does not list the settings as\n%s\ngot:\n%s", want, r.stdout)
@@ -84,7 +84,7 @@ func TestShowConfigValues(t *testing.T) {
 	wantJSON := []map[string]any{
 		{"name": "vowels", "type": "string", "value": "xyz", "from": "operator"},
 		{"name": "token", "type": "secret", "value": "***", "from": "operator"},
-		{"name": "limit", "type": "number", "unit": "items", "from": "unset"},
+		{"name": "limit", "type": "number", "unit": "items", "value": "3", "from": "operator"},
 		{"name": "mode", "type": "select", "options": []any{"fast", "exact"}, "value": "fast", "from": "default"},
 	}
 	if d := cmp.Diff(wantJSON, got.Config); d != "" {
