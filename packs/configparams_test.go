@@ -311,3 +311,70 @@ modules:
 		t.Errorf("err = %v; want a url error without the value", err)
 	}
 }
+
+// Whatever a config holds, checking it against a pack gives problems that
+// match ErrInvalidConfig, and never panics.
+func FuzzCheckPackConfig(f *testing.F) {
+	for _, s := range []string{
+		"[packs.weather.config]\napi_key = \"k\"\nmax_results = 1e308\n",
+		"[packs.weather.config]\napi_key = \"k\"\nprecision = -0.0\nmax_results = 9223372036854775807\n",
+		"[packs.weather.config]\nendpoint = \"http://[::1\"\nregion = \"\"\n",
+		"[packs.weather]\nconfig = {\"\" = 1, \"a.b\" = true}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	p, err := Parse([]byte(weatherPack), "weather/pack.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := ParseConfig(ConfigFile, data)
+		if err != nil {
+			return
+		}
+		if err := cfg.CheckPackConfig(p); err != nil && !errors.Is(err, ErrInvalidConfig) {
+			t.Fatalf("error %v does not match ErrInvalidConfig", err)
+		}
+		for _, m := range p.Modules {
+			_ = cfg.Pack("weather").ModuleConfig(m)
+		}
+	})
+}
+
+func ExampleConfig_CheckPackConfig() {
+	p, err := Parse([]byte(`name: weather
+modules:
+  - name: wx
+    path: wx.wasm
+    tools:
+      - name: forecast
+        config_params:
+          - {name: region, type: select, options: [eu, us], default: eu}
+          - {name: api_key, type: secret, required: true}
+`), "weather/pack.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg, err := ParseConfig("skillhost.toml", []byte(`
+[packs.weather.config]
+region = "us"
+api_key = "wx-example"
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cfg.CheckPackConfig(p))
+	fmt.Println(cfg.Pack("weather").ModuleConfig(p.Modules[0])["region"])
+	fmt.Println(cfg.Pack("weather").Config)
+
+	cfg, _ = ParseConfig("skillhost.toml", []byte("[packs.weather.config]\nregion = \"asia\"\n"))
+	fmt.Println(cfg.CheckPackConfig(p))
+	// Output:
+	// <nil>
+	// us
+	// map[api_key:[redacted] region:[redacted]]
+	// skillhost.toml:2: packs.weather.config.region "asia" must be one of "eu", "us" (tool "forecast" declares region as a select setting)
+	// skillhost.toml:1: tool "forecast" of pack "weather" needs the secret setting api_key, which has no default: add api_key = "…" under [packs.weather.config]
+}
