@@ -30,13 +30,13 @@ import (
 // ranks above one matching one word many ways.
 //
 // FTS5 has no per-term weight inside MATCH, so the weights are applied
-// outside it: the search runs one MATCH per distinct term (termScorer.terms),
-// each ranked by bm25 and cut to its best few hundred documents, and adds up
-// each document's contributions with termScorer.score (rescore for a single
-// document). FTS5's bm25 is a sum over the expression's phrases, so without
-// expansion (every weight 1, one term per group) this is the bm25 order of
-// the OR-ed query again. ftsQuery is the OR-ed expression of the same terms,
-// for a caller that needs only the matching set.
+// outside it: tool searches score each distinct term (termScorer.terms) in
+// the snapshot's in-memory text index (textindex.go), with FTS5's bm25
+// formula, and add up each document's contributions with termScorer.score
+// (rescore for a single document). bm25 is a sum over the query's terms, so
+// without expansion (every weight 1, one term per group) this is the bm25
+// order of the OR-ed query again. ftsQuery is the OR-ed expression of the
+// same terms, for a caller that needs only the matching set.
 
 // Limits of query expansion.
 const (

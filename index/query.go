@@ -680,7 +680,10 @@ func (s *Store) fetchWindows(ctx context.Context, rd *readTx, query string, args
 // folded, or word for word: "web search" names web_search), tools whose name
 // starts with it, tools whose name words start with its words, then tools
 // matching any of the query's words in their name words, tags, description,
-// parameters or examples by weighted bm25. Scores follow the contract:
+// parameters or examples by weighted bm25. When the store's snapshot is
+// current the text matches are ranked in its in-memory text index, where
+// the query is expanded with synonyms and spelling corrections, each
+// weighted below the query's own words (textSearch). Scores follow the contract:
 // 1/(1+cost) min–max normalised over the result, where the cost of a name
 // match is its tier (0, 1, 2) and that of a bm25 match 3 plus its distance
 // from the best bm25 in the result (without the 3 when no name matched).
