@@ -196,7 +196,8 @@ func Parse(data []byte, file string) (*Pack, error) {
 	}
 	moduleNames := map[string]string{}
 	toolNames := map[string]string{}
-	paramTypes := map[string]struct{ typ, at string }{}
+	type paramDecl struct{ typ, at, tool string }
+	paramTypes := map[string]paramDecl{}
 	for i, rm := range raw.Modules {
 		at := loc("modules", i)
 		m := &Module{Name: rm.Name, Path: path.Clean(rm.Path), SHA256: strings.ToLower(strings.TrimPrefix(rm.SHA256, "sha256:")), Request: rm.Request}
@@ -228,11 +229,15 @@ func Parse(data []byte, file string) (*Pack, error) {
 			for k, cp := range t.ConfigParams {
 				// One name is one setting of the pack: the operator gives it
 				// one value, in [packs.<name>.config].
-				if prev, ok := paramTypes[cp.Name]; ok && prev.typ != cp.Type {
+				prev, ok := paramTypes[cp.Name]
+				if ok && prev.tool == fieldPath(tat) {
+					continue // declared twice in one tool: reported by c.tool
+				}
+				if ok && prev.typ != cp.Type {
 					c.bad(loc(tat, "config_params", k, "type"), "config param %q is a %s param here but a %s param at %s; the operator gives a pack's setting one value, so declare it with one type",
 						cp.Name, cp.Type, prev.typ, prev.at)
 				} else if !ok {
-					paramTypes[cp.Name] = struct{ typ, at string }{cp.Type, fieldPath(loc(tat, "config_params", k))}
+					paramTypes[cp.Name] = paramDecl{cp.Type, fieldPath(loc(tat, "config_params", k)), fieldPath(tat)}
 				}
 			}
 			m.Tools = append(m.Tools, t)
