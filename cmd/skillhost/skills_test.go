@@ -197,3 +197,51 @@ func TestSkillsCLIGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateConfigSettings checks that validating a skillhost.toml checks
+// its [packs.<name>.config] values against the tools its sources declare.
+func TestValidateConfigSettings(t *testing.T) {
+	dir := t.TempDir()
+	pack := filepath.Join(dir, "skills", "weather")
+	if err := os.MkdirAll(pack, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := `name: weather
+modules:
+  - name: forecast
+    path: forecast.wasm
+    tools:
+      - name: forecast
+        description: Tomorrow's weather for a city.
+        config_params:
+          - {name: max_days, type: number, min: 1, max: 14, default: 3}
+          - {name: units, type: select, options: [metric, imperial]}
+`
+	for name, data := range map[string]string{"pack.yaml": manifest, "forecast.wasm": "\x00asm\x01\x00\x00\x00"} {
+		if err := os.WriteFile(filepath.Join(pack, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(body string) string {
+		path := filepath.Join(dir, "skillhost.toml")
+		cfg := "[sources]\nbundled = false\nuser = \"\"\nworkspace = \"skills\"\n\n" + body
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	r := cli(t, "", "validate", write("[packs.weather.config]\nmax_days = 30\nunits = \"kelvin\"\ncolour = \"red\"\n"))
+	if r.code != exitToolError {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"max_days", "14", "kelvin", "metric", "colour"} { // each bad key with what was expected
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = cli(t, "", "validate", write("[packs.weather.config]\nmax_days = 7\nunits = \"metric\"\n"))
+	if r.code != 0 || !strings.Contains(r.stdout, "checked against 1 pack(s)") {
+		t.Errorf("good settings: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

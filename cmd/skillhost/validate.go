@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-
 	"fmt"
 	"io"
 	"os"
@@ -129,10 +128,11 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		}
 		return nil, nil, fmt.Sprintf("pack %s, %d module(s), %d tool(s)", p.Name, len(p.Modules), tools)
 	case strings.HasSuffix(base, ".toml"):
-		if _, err := packs.ParseConfig(path, data); err != nil {
+		cfg, err := packs.ParseConfig(path, data)
+		if err != nil {
 			return flatten(err), nil, ""
 		}
-		return nil, nil, "operator config"
+		return validatePackSettings(ctx, cfg)
 	case isPlaybook(base):
 		pack := filepath.Base(filepath.Dir(mustAbs(path)))
 		skills, err = packs.ParsePlaybook(path, data, pack)
@@ -202,4 +202,23 @@ func flatten(err error) []error {
 	}
 	walk(err)
 	return out
+}
+
+// validatePackSettings checks a config's [packs.<name>.config] values
+// against the config_params of the packs its sources hold, as loading the
+// engine would. Problems of the skills and packs themselves are left to
+// validating their folders.
+func validatePackSettings(ctx context.Context, cfg *packs.Config) (errs []error, warns []string, summary string) {
+	cat, _ := packs.LoadCatalog(ctx, cfg.SourceSpecs(), &packs.CatalogOptions{Config: cfg})
+	if cat == nil {
+		return nil, nil, "operator config"
+	}
+	checked := 0
+	for _, p := range cat.Packs() {
+		if err := cfg.CheckPackConfig(p); err != nil {
+			errs = append(errs, flatten(err)...)
+		}
+		checked++
+	}
+	return errs, nil, fmt.Sprintf("operator config, tool settings checked against %d pack(s)", checked)
 }
