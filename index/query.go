@@ -736,18 +736,21 @@ func (s *Store) SearchTools(ctx context.Context, q ToolQuery) (*ToolSearchResult
 	return res, nil
 }
 
-// syncSnapshotMax is the most records whose snapshot a search reloads
-// itself, before its read transaction, when a write has made it stale
-// (about 40 ms for 2,000 tools). A larger catalogue's snapshot is reloaded
-// in the background (about 200 ms for 10,000 tools) while searches use the
-// SQL path; the first snapshot is always loaded by the search that needs it.
+// syncSnapshotMax is the most records whose stale snapshot a search
+// reloads itself, before its read transaction (about 40 ms for 2,000
+// tools). A snapshot goes stale only through a write made by another
+// process: writes made through this store bring it up to date as they
+// commit (Store.follow). A larger catalogue's stale snapshot is reloaded in
+// the background (about 200 ms for 10,000 tools) while searches use the
+// SQL path. A search that finds no snapshot at all loads it, whatever the
+// size, so a fresh process never answers from the SQL path.
 const syncSnapshotMax = 2000
 
 // refreshSmall brings h's snapshot up to date when there is none yet or it
 // is small enough to reload at once. It runs before the search's read
 // transaction, which holds a connection that a load would wait for.
 func (s *Store) refreshSmall(ctx context.Context, h *snapHolder) error {
-	if cur := h.cur.Load(); cur != nil && len(cur.entries) > syncSnapshotMax {
+	if cur := h.cur.Load(); cur != nil && cur.size() > syncSnapshotMax {
 		return nil
 	}
 	_, err := s.current(ctx, h)
@@ -920,7 +923,7 @@ func (s *Store) regexTools(ctx context.Context, req searchReq, q ToolQuery) ([]*
 	var hits []*hit
 	for i := range snap.entries {
 		e := &snap.entries[i]
-		if !q.IncludeAlwaysLoaded && e.loading == LoadingAlways {
+		if e.gone || (!q.IncludeAlwaysLoaded && e.loading == LoadingAlways) {
 			continue
 		}
 		sc := req.re.score(e.name, e.text...)

@@ -501,7 +501,8 @@ func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
 		pack, _, _ = strings.Cut(sk.OriginRef, "@")
 	}
 	now := s.nowNano()
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx, d *writeDelta) error {
+		d.skills = true
 		w, err := newSkillWriter(ctx, tx, now)
 		if err != nil {
 			return err
@@ -569,7 +570,8 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 	}
 	rep := PackReport{Pack: pack}
 	now := s.nowNano()
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx, d *writeDelta) error {
+		d.skills = true
 		rep = PackReport{Pack: pack}
 		w, err := newSkillWriter(ctx, tx, now)
 		if err != nil {

@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -15,7 +17,10 @@ import (
 // scalar function called per row), and "fts" searches find name and
 // name-prefix matches in its sorted name lists when its generation is the
 // one their own transaction sees; otherwise they use SQL and a fresh copy is
-// loaded in the background.
+// loaded in the background. A write through the store moves the snapshots
+// to its generation as it commits (Store.follow): changed tools are applied
+// in place (snapshot.update), so only writes by other processes leave a
+// snapshot stale.
 type snapshot struct {
 	gen     int64
 	entries []snapEntry
@@ -31,6 +36,8 @@ type snapshot struct {
 	// text is the inverted index of the entries' searchable text (nil for
 	// kinds without one); document i is entries[i].
 	text *textIndex
+	// gone counts the entries marked gone.
+	gone int
 }
 
 // maxRankedRanges bounds the cache of prefix ranges sorted by rank.
@@ -45,6 +52,9 @@ type snapEntry struct {
 	key, terms      string // name_key, name_terms
 	tenant, project string // a skill's scope identifiers
 	text            []string
+	// gone marks an entry removed by a later write (see snapshot.update);
+	// it is in none of the snapshot's lists and no search returns it.
+	gone bool
 	// cols are the full-text columns, in the FTS5 table's order, while the
 	// snapshot's text index is built.
 	cols []string
@@ -143,12 +153,22 @@ func (s *Store) loadSnapshot(ctx context.Context, h *snapHolder) (*snapshot, err
 		}
 		snap.text = buildTextIndex(docs, h.kind.weights)
 	}
-	snap.byKey = make([]int32, len(snap.entries))
-	snap.byTerms = make([]int32, len(snap.entries))
-	for i := range snap.entries {
-		snap.byKey[i], snap.byTerms[i] = int32(i), int32(i)
-	}
+	s.order(snap)
+	h.offer(snap)
+	return snap, nil
+}
+
+// order sorts the snapshot's live entries into its name lists and ranks
+// every entry by the contract's tie-breakers.
+func (s *Store) order(snap *snapshot) {
 	es := snap.entries
+	snap.byKey = make([]int32, 0, len(es))
+	for i := range es {
+		if !es[i].gone {
+			snap.byKey = append(snap.byKey, int32(i))
+		}
+	}
+	snap.byTerms = slices.Clone(snap.byKey)
 	sort.Slice(snap.byKey, func(i, j int) bool { return es[snap.byKey[i]].key < es[snap.byKey[j]].key })
 	sort.Slice(snap.byTerms, func(i, j int) bool { return es[snap.byTerms[i]].terms < es[snap.byTerms[j]].terms })
 	order := make([]int32, len(es))
@@ -160,8 +180,51 @@ func (s *Store) loadSnapshot(ctx context.Context, h *snapHolder) (*snapshot, err
 	for r, idx := range order {
 		snap.rank[idx] = int32(r)
 	}
-	h.offer(snap)
-	return snap, nil
+}
+
+// size is the number of live entries.
+func (snap *snapshot) size() int { return len(snap.byKey) }
+
+// relabel returns the snapshot as the one of generation gen: a write that
+// changed none of its records.
+func (snap *snapshot) relabel(gen int64) *snapshot {
+	return &snapshot{gen: gen, entries: snap.entries, byKey: snap.byKey, byTerms: snap.byTerms,
+		rank: snap.rank, text: snap.text, gone: snap.gone}
+}
+
+// update returns the snapshot of generation gen after a write that
+// replaced the records named in names by rows (the records now stored under
+// those names, with their cols; a name without a row was deleted). Changed
+// records are appended and their old entries marked gone; the text index
+// is updated in place of a rebuild (textIndex.update), so the cost is that
+// of the changed records plus copying the snapshot's lists.
+func (s *Store) update(snap *snapshot, gen int64, names []string, rows []snapEntry) *snapshot {
+	drop := make(map[string]bool, len(names))
+	for _, n := range names {
+		drop[n] = true
+	}
+	entries := make([]snapEntry, len(snap.entries), len(snap.entries)+len(rows))
+	copy(entries, snap.entries)
+	var gone []int32
+	for i := range entries {
+		if e := &entries[i]; !e.gone && drop[e.name] {
+			e.gone = true
+			gone = append(gone, int32(i))
+		}
+	}
+	docs := make([][]string, len(rows))
+	for i, e := range rows {
+		docs[i] = e.cols
+		e.cols = nil
+		e.nlen = nameLen(e.name)
+		entries = append(entries, e)
+	}
+	nx := &snapshot{gen: gen, entries: entries, gone: snap.gone + len(gone)}
+	if snap.text != nil {
+		nx.text = snap.text.update(gone, docs)
+	}
+	s.order(nx)
+	return nx
 }
 
 // tieLess is the contract order among equal scores.
@@ -325,4 +388,22 @@ func (it *nameIter) next(n int) []*hit {
 		out = append(out, &h)
 	}
 	return out
+}
+
+// Warm loads the in-memory search snapshots of the index as it is now, so
+// that the next searches find them current. A search with no snapshot
+// loads one itself; Warm moves that one-time cost (about 40 ms at 2,000
+// tools, 200–300 ms at 10,000) to a moment of the caller's choosing, such
+// as right after indexing a catalogue.
+func (s *Store) Warm(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if _, err := s.current(ctx, &s.toolSnaps); err != nil {
+		return fmt.Errorf("index: loading the tool snapshot: %w", err)
+	}
+	if _, err := s.current(ctx, &s.skillSnaps); err != nil {
+		return fmt.Errorf("index: loading the skill snapshot: %w", err)
+	}
+	return nil
 }

@@ -215,11 +215,23 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// writeDelta says which records a write changed, so that the in-memory
+// snapshots can follow it instead of being reloaded.
+type writeDelta struct {
+	// tools says tool rows changed; toolNames are the names inserted,
+	// updated or deleted (nil when tools is set: unknown, reload).
+	tools     bool
+	toolNames []string
+	skills    bool // skill rows changed
+}
+
 // write runs fn in one immediate transaction, holding the store's write lock,
 // and commits only when fn returns nil: a failure leaves the index exactly as
 // it was. A successful write bumps the generation the in-memory search
-// snapshots are keyed by.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// snapshots are keyed by and brings the snapshots this process holds to the
+// new generation (follow), so a search after a write never finds its
+// snapshot stale; fn reports what it changed in the delta.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -229,11 +241,22 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return s.wrapErr(err)
 	}
-	if err := fn(tx); err != nil {
+	var d writeDelta
+	if err := fn(tx, &d); err != nil {
 		tx.Rollback()
 		if err == errNoChange {
 			return nil
 		}
+		return s.wrapErr(err)
+	}
+	var prev int64
+	if err := tx.QueryRowContext(ctx, generationSQL).Scan(&prev); err != nil && err != sql.ErrNoRows {
+		tx.Rollback()
+		return s.wrapErr(err)
+	}
+	rows, follow, err := s.changedTools(ctx, tx, prev, &d)
+	if err != nil {
+		tx.Rollback()
 		return s.wrapErr(err)
 	}
 	if _, err := tx.ExecContext(ctx,
@@ -246,7 +269,76 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return s.wrapErr(err)
 	}
 	s.writeGen.Add(1)
+	s.follow(ctx, prev, &d, follow, rows)
 	return nil
+}
+
+// maxFollowed is the largest share of a snapshot's records (1/maxFollowed)
+// a write may change, counting the entries earlier updates left behind, for
+// the snapshot to be updated in place; past it the snapshot is reloaded.
+const maxFollowed = 4
+
+// changedTools reads, inside the writing transaction, the tool rows a write
+// changed, when the tool snapshot is of the generation before the write and
+// the change is small enough to apply to it (follow is then true).
+func (s *Store) changedTools(ctx context.Context, tx *sql.Tx, prev int64, d *writeDelta) ([]snapEntry, bool, error) {
+	cur := s.toolSnaps.cur.Load()
+	if !d.tools || d.toolNames == nil || cur == nil || cur.gen != prev ||
+		(cur.gone+len(d.toolNames))*maxFollowed > cur.size() {
+		return nil, false, nil
+	}
+	var out []snapEntry
+	for names := d.toolNames; len(names) > 0; {
+		chunk := names[:min(len(names), 500)]
+		names = names[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, n := range chunk {
+			args[i] = n
+		}
+		rows, err := tx.QueryContext(ctx, toolSnapKind.query+` WHERE name IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, false, err
+		}
+		for rows.Next() {
+			var e snapEntry
+			if err := toolSnapKind.scan(rows, &e); err != nil {
+				rows.Close()
+				return nil, false, err
+			}
+			out = append(out, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, true, nil
+}
+
+// follow brings the snapshots that were of generation prev to prev+1 after
+// a committed write: unchanged kinds are relabelled, a small change of the
+// tools is applied in place (rows, read by changedTools), a larger one is
+// reloaded here, in the writer. A skill snapshot whose skills changed is
+// left stale: skill searches then take name matches from SQL, which give
+// the same results, while it reloads. Snapshots of an older generation are
+// left as they were.
+func (s *Store) follow(ctx context.Context, prev int64, d *writeDelta, apply bool, rows []snapEntry) {
+	gen := prev + 1
+	if cur := s.toolSnaps.cur.Load(); cur != nil && cur.gen == prev {
+		switch {
+		case !d.tools:
+			s.toolSnaps.offer(cur.relabel(gen))
+		case apply:
+			s.toolSnaps.offer(s.update(cur, gen, d.toolNames, rows))
+		default:
+			s.toolSnaps.mu.Lock()
+			s.loadSnapshot(ctx, &s.toolSnaps) // on error the next search loads it
+			s.toolSnaps.mu.Unlock()
+		}
+	}
+	if cur := s.skillSnaps.cur.Load(); cur != nil && cur.gen == prev && !d.skills {
+		s.skillSnaps.offer(cur.relabel(gen))
+	}
 }
 
 // readTx is one read transaction: every statement of one search sees the

@@ -1,10 +1,12 @@
 package index
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -42,22 +44,57 @@ type posting struct {
 const colBreak = ^uint32(0)
 
 // textIndex is the inverted index of one snapshot. It is immutable once
-// built and safe for concurrent use.
+// built and safe for concurrent use; update derives a new one that shares
+// what did not change.
 type textIndex struct {
 	weights []float64
-	n       int
-	avgLen  float64
+	n       int     // live documents
+	total   int     // tokens of the live documents
+	avgLen  float64 // total / n
 	docLen  []int32 // tokens of each document, all columns
 	ids     map[string]uint32
-	post    [][]posting // by stem id, documents ascending
-	// toks holds every document's stem ids, columns separated by colBreak;
-	// document d is toks[tokOff[d]:tokOff[d+1]]. Phrases are matched on it.
+	post    [][]posting // by stem id, documents ascending (dead ones included)
+	df      []int32     // by stem id: live documents containing it
+	// dead marks documents removed by update (nil when none): they stay in
+	// the posting lists and are skipped by every search.
+	dead  []bool
+	ndead int
+	// toks holds every document's surface word ids, columns separated by
+	// colBreak; document d is toks[tokOff[d]:tokOff[d+1]]. Phrases are
+	// matched on it.
 	toks   []uint32
 	tokOff []int32
-	// words holds the documents' surface words (by an internal index), for
-	// spelling correction.
+	// words numbers the documents' surface words, for spelling correction;
+	// surfStem is each one's stem id and counts its occurrences in the live
+	// documents (0: no longer in any).
+	words    map[string]int32
+	surfStem []uint32
+	counts   []int32
+	vocab    *lazyVocab
+}
+
+// lazyVocab is the spelling vocabulary of a text index, built on first use.
+type lazyVocab struct {
+	once  sync.Once
+	built atomic.Bool
 	words map[string]int32
-	vocab func() *memVocab
+	count []int32
+	v     *memVocab
+}
+
+func (l *lazyVocab) get() *memVocab {
+	l.once.Do(func() {
+		list := make([]string, 0, len(l.words))
+		for w, si := range l.words {
+			for range min(l.count[si], 16) {
+				list = append(list, w)
+			}
+		}
+		slices.Sort(list)
+		l.v = newVocab(list)
+		l.built.Store(true)
+	})
+	return l.v
 }
 
 // ftsWord is one token as FTS5's unicode61 tokenizer sees it, folded.
@@ -121,22 +158,25 @@ func analyse(term string) []string {
 func buildTextIndex(docs [][]string, weights []float64) *textIndex {
 	ix := &textIndex{
 		weights: weights,
-		n:       len(docs),
-		docLen:  make([]int32, len(docs)),
 		ids:     make(map[string]uint32),
-		tokOff:  make([]int32, 0, len(docs)+1),
 		words:   make(map[string]int32),
+		tokOff:  []int32{0},
 	}
+	ix.addDocs(docs, nil)
+	ix.finish(nil)
+	return ix
+}
+
+// addDocs appends documents. Posting lists not yet in owned (nil: all are
+// owned) are shared with another index and copied before they grow; the
+// maps and other slices must already be the index's own.
+func (ix *textIndex) addDocs(docs [][]string, owned map[uint32]bool) {
 	var (
-		surfStem  []uint32  // by surface word: its stem id
-		wf        []float32 // by stem id: weighted frequency in the document
-		order     []uint32  // stem ids of the document, first seen first
-		total     int
-		col       int
+		wf        = make([]float32, len(ix.post)) // by stem id: weighted frequency in the document
+		order     []uint32                        // stem ids of the document, first seen first
 		colWeight float32
 		docTokens int32
 	)
-	var counts []int32 // by surface word: occurrences
 	add := func(word string) {
 		si, ok := ix.words[word]
 		if !ok {
@@ -146,86 +186,182 @@ func buildTextIndex(docs [][]string, weights []float64) *textIndex {
 				id = uint32(len(ix.post))
 				ix.ids[stem] = id
 				ix.post = append(ix.post, nil)
+				ix.df = append(ix.df, 0)
 				wf = append(wf, 0)
+				if owned != nil {
+					owned[id] = true
+				}
 			}
-			si = int32(len(surfStem))
+			si = int32(len(ix.surfStem))
 			ix.words[word] = si
-			surfStem = append(surfStem, id)
-			counts = append(counts, 0)
+			ix.surfStem = append(ix.surfStem, id)
+			ix.counts = append(ix.counts, 0)
 		}
-		counts[si]++
-		id := surfStem[si]
-		ix.toks = append(ix.toks, id)
+		ix.counts[si]++
+		id := ix.surfStem[si]
+		ix.toks = append(ix.toks, uint32(si))
 		if wf[id] == 0 {
 			order = append(order, id)
 		}
 		wf[id] += colWeight
 		docTokens++
 	}
-	for d, cols := range docs {
-		ix.tokOff = append(ix.tokOff, int32(len(ix.toks)))
+	for _, cols := range docs {
+		d := int32(len(ix.docLen))
 		order, docTokens = order[:0], 0
 		for c, text := range cols {
 			if c > 0 {
 				ix.toks = append(ix.toks, colBreak)
 			}
-			col, colWeight = c, 1
-			if col < len(weights) {
-				colWeight = float32(weights[col])
+			colWeight = 1
+			if c < len(ix.weights) {
+				colWeight = float32(ix.weights[c])
 			}
 			ftsWords(text, add)
 		}
-		ix.docLen[d] = docTokens
-		total += int(docTokens)
+		ix.docLen = append(ix.docLen, docTokens)
+		ix.tokOff = append(ix.tokOff, int32(len(ix.toks)))
+		if ix.dead != nil {
+			ix.dead = append(ix.dead, false)
+		}
+		ix.n++
+		ix.total += int(docTokens)
 		for _, id := range order {
-			ix.post[id] = append(ix.post[id], posting{doc: int32(d), wf: wf[id]})
+			if owned != nil && !owned[id] {
+				ix.post[id] = slices.Clip(ix.post[id])
+				owned[id] = true
+			}
+			ix.post[id] = append(ix.post[id], posting{doc: d, wf: wf[id]})
+			ix.df[id]++
 			wf[id] = 0
 		}
 	}
-	ix.tokOff = append(ix.tokOff, int32(len(ix.toks)))
-	if ix.n > 0 {
-		ix.avgLen = float64(total) / float64(ix.n)
-	}
-	words := ix.words
-	ix.vocab = sync.OnceValue(func() *memVocab {
-		list := make([]string, 0, len(words))
-		for w, si := range words {
-			for range min(counts[si], 16) {
-				list = append(list, w)
-			}
-		}
-		slices.Sort(list)
-		return newVocab(list)
-	})
-	return ix
 }
 
+// finish computes the average length and the spelling vocabulary; prev is
+// the index this one was derived from (nil for none), whose vocabulary is
+// kept when the words and their counts, as the vocabulary weighs them, did
+// not change.
+func (ix *textIndex) finish(prev *textIndex) {
+	ix.avgLen = 0
+	if ix.n > 0 {
+		ix.avgLen = float64(ix.total) / float64(ix.n)
+	}
+	if prev != nil && len(prev.counts) == len(ix.counts) {
+		same := true
+		for i, c := range ix.counts {
+			if min(c, 16) != min(prev.counts[i], 16) {
+				same = false
+				break
+			}
+		}
+		if same {
+			ix.vocab = prev.vocab
+			return
+		}
+	}
+	live := ix.words
+	if ix.ndead > 0 || (prev != nil && len(prev.words) != len(ix.words)) {
+		live = make(map[string]int32, len(ix.words))
+		for w, si := range ix.words {
+			if ix.counts[si] > 0 {
+				live[w] = si
+			}
+		}
+	}
+	ix.vocab = &lazyVocab{words: live, count: ix.counts}
+	if prev != nil && prev.vocab.built.Load() {
+		ix.vocab.get() // the old one was in use: have the new one ready
+	}
+}
+
+// update returns a new index without the documents drop and with add
+// appended (numbered from the current number of documents on). ix is not
+// changed; the new index shares its unchanged posting lists.
+func (ix *textIndex) update(drop []int32, add [][]string) *textIndex {
+	nx := &textIndex{
+		weights:  ix.weights,
+		n:        ix.n,
+		total:    ix.total,
+		docLen:   slices.Clip(ix.docLen),
+		ids:      ix.ids,
+		post:     slices.Clone(ix.post),
+		df:       slices.Clone(ix.df),
+		dead:     slices.Clone(ix.dead),
+		ndead:    ix.ndead,
+		toks:     slices.Clip(ix.toks),
+		tokOff:   slices.Clip(ix.tokOff),
+		words:    ix.words,
+		surfStem: slices.Clip(ix.surfStem),
+		counts:   slices.Clone(ix.counts),
+	}
+	if nx.dead == nil {
+		nx.dead = make([]bool, len(ix.docLen))
+	}
+	seen := make(map[uint32]bool)
+	for _, d := range drop {
+		if nx.dead[d] {
+			continue
+		}
+		nx.dead[d] = true
+		nx.ndead++
+		nx.n--
+		nx.total -= int(nx.docLen[d])
+		clear(seen)
+		for _, si := range nx.toks[nx.tokOff[d]:nx.tokOff[d+1]] {
+			if si == colBreak {
+				continue
+			}
+			nx.counts[si]--
+			if id := nx.surfStem[si]; !seen[id] {
+				seen[id] = true
+				nx.df[id]--
+			}
+		}
+	}
+	if len(add) > 0 {
+		// New words and stems go into copies of the maps.
+		nx.ids = maps.Clone(ix.ids)
+		nx.words = maps.Clone(ix.words)
+		nx.addDocs(add, make(map[uint32]bool))
+	}
+	nx.finish(ix)
+	return nx
+}
+
+// isDead reports whether document d was removed.
+func (ix *textIndex) isDead(d int32) bool { return ix.dead != nil && ix.dead[d] }
+
 // Has reports whether a surface word occurs in the documents.
-func (ix *textIndex) Has(w string) bool { _, ok := ix.words[w]; return ok }
+func (ix *textIndex) Has(w string) bool {
+	si, ok := ix.words[w]
+	return ok && ix.counts[si] > 0
+}
 
 // Near returns the documents' words within maxDist edits of w; the
 // deletion index behind it is built on first use.
-func (ix *textIndex) Near(w string, maxDist int) []string { return ix.vocab().Near(w, maxDist) }
+func (ix *textIndex) Near(w string, maxDist int) []string { return ix.vocab.get().Near(w, maxDist) }
 
 // postings returns the documents matching the analysed term, with the
-// term's weighted frequency in each.
-func (ix *textIndex) postings(stems []string) []posting {
+// term's weighted frequency in each, and the number of live documents
+// among them. Removed documents may be among the postings.
+func (ix *textIndex) postings(stems []string) ([]posting, int) {
 	switch len(stems) {
 	case 0:
-		return nil
+		return nil, 0
 	case 1:
 		id, ok := ix.ids[stems[0]]
 		if !ok {
-			return nil
+			return nil, 0
 		}
-		return ix.post[id]
+		return ix.post[id], int(ix.df[id])
 	}
 	ids := make([]uint32, len(stems))
 	rarest := -1
 	for i, s := range stems {
 		id, ok := ix.ids[s]
 		if !ok {
-			return nil
+			return nil, 0
 		}
 		ids[i] = id
 		if rarest < 0 || len(ix.post[id]) < len(ix.post[ids[rarest]]) {
@@ -234,11 +370,14 @@ func (ix *textIndex) postings(stems []string) []posting {
 	}
 	var out []posting
 	for _, p := range ix.post[ids[rarest]] {
+		if ix.isDead(p.doc) {
+			continue
+		}
 		if f := ix.phraseFreq(p.doc, ids); f > 0 {
 			out = append(out, posting{doc: p.doc, wf: f})
 		}
 	}
-	return out
+	return out, len(out)
 }
 
 // phraseFreq is the column-weighted number of times the stem sequence ids
@@ -252,7 +391,7 @@ func (ix *textIndex) phraseFreq(d int32, ids []uint32) float32 {
 			col++
 			continue
 		}
-		if toks[i] != ids[0] || !slices.Equal(toks[i:i+len(ids)], ids) {
+		if !ix.phraseAt(toks[i:], ids) {
 			continue
 		}
 		w := float32(1)
@@ -262,6 +401,17 @@ func (ix *textIndex) phraseFreq(d int32, ids []uint32) float32 {
 		f += w
 	}
 	return f
+}
+
+// phraseAt reports whether the surface words toks start with words of the
+// stems ids.
+func (ix *textIndex) phraseAt(toks []uint32, ids []uint32) bool {
+	for j, id := range ids {
+		if toks[j] == colBreak || ix.surfStem[toks[j]] != id {
+			return false
+		}
+	}
+	return true
 }
 
 // idf is FTS5's inverse document frequency of a term in df documents.
@@ -299,8 +449,8 @@ func (ix *textIndex) search(sc *termScorer, accept func(doc int32) bool) []textM
 		return nil
 	}
 	s, _ := scratchPool.Get().(*scoreScratch)
-	if s == nil || len(s.slot) < ix.n {
-		s = &scoreScratch{slot: make([]int32, ix.n)}
+	if s == nil || len(s.slot) < len(ix.docLen) {
+		s = &scoreScratch{slot: make([]int32, len(ix.docLen))}
 		for i := range s.slot {
 			s.slot[i] = -1
 		}
@@ -321,18 +471,18 @@ func (ix *textIndex) search(sc *termScorer, accept func(doc int32) bool) []textM
 		if len(links) == 0 {
 			continue
 		}
-		ps := ix.postings(analyse(term))
-		if len(ps) == 0 {
+		ps, df := ix.postings(analyse(term))
+		if df == 0 {
 			continue
 		}
-		idf := ix.idf(len(ps))
+		idf := ix.idf(df)
 		for _, p := range ps {
 			slot := s.slot[p.doc]
 			if slot == -2 {
 				continue
 			}
 			if slot < 0 {
-				if accept != nil && !accept(p.doc) {
+				if ix.isDead(p.doc) || (accept != nil && !accept(p.doc)) {
 					s.slot[p.doc] = -2
 					s.refused = append(s.refused, p.doc)
 					continue

@@ -151,7 +151,7 @@ func TestTextIndexPhrase(t *testing.T) {
 		{"user login", "Lets a user sign in with a password; sign in again"},
 		{"", "in sign"},
 	}, []float64{4, 2})
-	ps := ix.postings(analyse("sign in"))
+	ps, _ := ix.postings(analyse("sign in"))
 	var docs []int32
 	for _, p := range ps {
 		docs = append(docs, p.doc)

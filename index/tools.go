@@ -214,7 +214,7 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 	rep := SyncReport{Fingerprint: catalogFingerprint(want)}
 	now := s.nowNano()
 	wrote := false
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx, d *writeDelta) error {
 		rep.Added, rep.Changed, rep.Removed, rep.Unchanged = nil, nil, nil, 0
 		wrote = false
 		var fp string
@@ -338,6 +338,11 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 			return err
 		}
 		wrote = true
+		d.tools = true
+		if !rebuild {
+			d.toolNames = append(append(append(make([]string, 0, len(rep.Added)+len(rep.Changed)+len(rep.Removed)),
+				rep.Added...), rep.Changed...), rep.Removed...)
+		}
 		return nil
 	})
 	if err != nil {

@@ -137,6 +137,11 @@ func evaluate(ctx context.Context, tools []evalset.Tool, queries []evalset.Query
 	if _, err := st.SyncTools(ctx, recs); err != nil {
 		return nil, fmt.Errorf("indexing the catalog: %w", err)
 	}
+	// Every query is ranked by the same snapshot of the final catalogue,
+	// loaded before the first one: the figures never depend on timing.
+	if err := st.Warm(ctx); err != nil {
+		return nil, err
+	}
 	return evalset.Run(ctx, queries, func(ctx context.Context, q string, limit int) ([]string, error) {
 		res, err := st.SearchTools(ctx, index.ToolQuery{Query: q, SearchType: searchType, Limit: limit})
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -85,5 +86,53 @@ func TestEvalErrors(t *testing.T) {
 				t.Errorf("stderr %q does not mention %q", r.stderr, tt.stderr)
 			}
 		})
+	}
+}
+
+// TestEvalLargeCatalogDeterministic: on a catalogue far larger than the
+// index reloads inside a search (thousands of tools), eval ranks with query
+// expansion from its first query, and two runs print the same figures.
+func TestEvalLargeCatalogDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	words := []string{"chart", "invoice", "calendar", "photo", "translate", "stock", "ticket", "playlist",
+		"recipe", "flight", "currency", "lyrics", "parcel", "garden", "museum", "podcast"}
+	var cat, qs strings.Builder
+	cat.WriteString(`{"name":"records_purge","description":"Erase stored records permanently."}` + "\n")
+	cat.WriteString(`{"name":"weather_outlook","description":"Weather forecast for the next days at a place."}` + "\n")
+	for i := range 4500 {
+		a, b, c := words[i%len(words)], words[(i/len(words))%len(words)], words[(i*7+3)%len(words)]
+		fmt.Fprintf(&cat, `{"name":"f%d_%s_%s","description":"Shows the %s %s of a %s."}`+"\n", i, a, b, a, b, c)
+		if i%90 == 0 {
+			fmt.Fprintf(&qs, `{"query":"the %s of my %s","expected":["f%d_%s_%s"]}`+"\n", b, c, i, a, b)
+		}
+	}
+	// Found only by expansion: wipe is a synonym of erase, the other two
+	// words are typos.
+	qs.WriteString(`{"query":"wipe it all","expected":["records_purge"]}` + "\n")
+	qs.WriteString(`{"query":"wether tomorow","expected":["weather_outlook"]}` + "\n")
+	catFile := writeFile(t, dir, "tools.jsonl", cat.String())
+	expFile := writeFile(t, dir, "expanded.jsonl", `{"query":"wipe it all","expected":["records_purge"]}
+{"query":"wether tomorow","expected":["weather_outlook"]}
+`)
+	qFile := writeFile(t, dir, "queries.jsonl", qs.String())
+
+	r := cli(t, "", "eval", "--catalog", catFile, "--queries", expFile, "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var m map[string]float64
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, r.stdout)
+	}
+	if m["recall_at_1"] != 1 {
+		t.Errorf("recall_at_1 = %v on requests found only by expansion, want 1", m["recall_at_1"])
+	}
+	first := cli(t, "", "eval", "--catalog", catFile, "--queries", qFile, "--json")
+	second := cli(t, "", "eval", "--catalog", catFile, "--queries", qFile, "--json")
+	if first.code != 0 || second.code != 0 {
+		t.Fatalf("exit %d, %d: %s%s", first.code, second.code, first.stderr, second.stderr)
+	}
+	if first.stdout != second.stdout {
+		t.Errorf("two runs differ:\n%s\n%s", first.stdout, second.stdout)
 	}
 }
