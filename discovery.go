@@ -232,20 +232,11 @@ func (e *Engine) SearchTools(ctx context.Context, q index.ToolQuery) (*index.Too
 
 // SearchSkills runs skill_search; a zero q.Scope means the engine's scope.
 // Titles and triggers are redacted like every other skill text handed to
-// a model, unless the index options turn redaction off.
+// a model (unless the index options turn redaction off), and references to
+// tools the engine does not have, or q.VisibleTool refuses, are rewritten.
 func (e *Engine) SearchSkills(ctx context.Context, q index.SkillQuery) (*index.SkillSearchResult, error) {
-	if q.Scope == (index.Scope{}) {
-		q.Scope = e.cfg.Scope
-	}
-	res, err := e.idx.SearchSkills(ctx, q)
-	if err != nil || (e.cfg.Index != nil && e.cfg.Index.DisableRedaction) {
-		return res, err
-	}
-	for i := range res.Skills {
-		h := &res.Skills[i]
-		h.Title, h.Trigger = index.Redact(h.Title), index.Redact(h.Trigger)
-	}
-	return res, nil
+	e.runView(&q.Scope, &q.VisibleTool, &q.KnownTools)
+	return e.idx.SearchSkills(ctx, q)
 }
 
 // runView fills the caller's part of a skill request: the engine's scope

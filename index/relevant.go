@@ -84,7 +84,7 @@ func (s *Store) Relevant(ctx context.Context, r RelevantRequest) (*RelevantResul
 		return nil, err
 	}
 
-	hits, err := s.SearchSkills(ctx, SkillQuery{Query: r.Task, SearchType: "fts", Limit: topK, TaskType: r.TaskType, Scope: r.Scope})
+	hits, _, err := s.searchSkills(ctx, SkillQuery{Query: r.Task, SearchType: "fts", Limit: topK, TaskType: r.TaskType, Scope: r.Scope})
 	if err != nil {
 		return nil, fmt.Errorf("index: relevant skills: %w", err)
 	}

@@ -14,6 +14,11 @@ type SkillQuery struct {
 	Limit      int    // 1..MaxLimit; 0 means DefaultLimit
 	TaskType   string // one of TaskTypes, or "" for all
 	Scope      Scope  // the caller; see Scope for what it may see
+	// VisibleTool and KnownTools are as in SkillGetRequest: references in
+	// the hits' titles and triggers to known tools VisibleTool rejects are
+	// rewritten. Nil VisibleTool means every tool is visible.
+	VisibleTool func(name string) bool
+	KnownTools  []string
 }
 
 // SkillHit is one skill search result.
@@ -51,20 +56,46 @@ func scanSkillHitRanked(r rowScanner, h *hit) error {
 // with the same search types and score contract as SearchTools (name words,
 // title, trigger, description, tags and content are searched). When a name
 // exists at several scopes the caller sees, only the most specific one is
-// considered.
+// considered. Titles and triggers are handed back with tool-reference
+// rewriting and, unless the store's options turn it off, redaction applied.
 func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchResult, error) {
-	if err := s.check(); err != nil {
+	res, requested, err := s.searchSkills(ctx, q)
+	if err != nil {
 		return nil, err
+	}
+	if len(res.Skills) > 0 && (s.redact || q.VisibleTool != nil) {
+		tr, err := s.toolRedactor(ctx, q.VisibleTool, q.KnownTools)
+		if err != nil {
+			return nil, fmt.Errorf("index: skill search: %w", err)
+		}
+		for i := range res.Skills {
+			h := &res.Skills[i]
+			h.Title, h.Trigger = s.clean(tr, h.Title), s.clean(tr, h.Trigger)
+		}
+	}
+	s.emit(EventSkillSearchQuery, map[string]any{
+		"query": q.Query, "requested_search_type": requested, "effective_search_type": res.SearchType,
+		"results_count": len(res.Skills),
+	})
+	return res, nil
+}
+
+// searchSkills is SearchSkills without the cleaning of the hits' text and
+// without the event: pre-flight retrieval reads the skills it finds in
+// full and reports its own event. It also returns the search type asked for.
+func (s *Store) searchSkills(ctx context.Context, q SkillQuery) (*SkillSearchResult, string, error) {
+	if err := s.check(); err != nil {
+		return nil, "", err
 	}
 	req, err := s.validateSearch(q.Query, q.SearchType, q.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("index: skill search: %w", err)
+		return nil, "", fmt.Errorf("index: skill search: %w", err)
 	}
 	if q.TaskType != "" && !validTaskType(q.TaskType) {
-		return nil, fmt.Errorf("index: skill search: %w: %q, want one of %s", ErrBadTaskType, q.TaskType, strings.Join(TaskTypes, ", "))
+		return nil, "", fmt.Errorf("index: skill search: %w: %q, want one of %s", ErrBadTaskType, q.TaskType, strings.Join(TaskTypes, ", "))
 	}
 	if err := checkRequestScope(q.Scope); err != nil {
-		return nil, fmt.Errorf("index: skill search: %w", err)
+		return nil, "", fmt.Errorf("index: skill search: %w", err)
 	}
 	var hits []*hit
 	switch req.effective {
@@ -90,17 +121,13 @@ func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchRes
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("index: skill search: %w", err)
+		return nil, "", fmt.Errorf("index: skill search: %w", err)
 	}
 	res := &SkillSearchResult{Skills: make([]SkillHit, len(hits)), Query: q.Query, SearchType: req.effective}
 	for i, h := range hits {
 		res.Skills[i] = SkillHit{Name: h.name, Title: h.title, Trigger: h.trigger, TaskType: h.taskType, Score: h.score}
 	}
-	s.emit(EventSkillSearchQuery, map[string]any{
-		"query": q.Query, "requested_search_type": req.requested, "effective_search_type": req.effective,
-		"results_count": len(hits),
-	})
-	return res, nil
+	return res, req.requested, nil
 }
 
 // skillFilter is the WHERE condition (alias t) for a skill query's scope and
