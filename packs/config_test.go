@@ -278,6 +278,30 @@ model = "haiku"
 env = {GITHUB_TOKEN = "ghp-TOPSECRET-3"}
 `
 
+// renderings prints each value every way a value reaches a log or a
+// screen: with each fmt verb, as JSON, and through slog's JSON and text
+// handlers (as a value and inside a group).
+func renderings(t *testing.T, values ...any) []string {
+	t.Helper()
+	var out []string
+	for _, v := range values {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+			out = append(out, fmt.Sprintf(verb, v))
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+		var logs bytes.Buffer
+		for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {
+			slog.New(h).Info("config", "value", v, slog.Group("g", "value", v))
+		}
+		out = append(out, logs.String())
+	}
+	return out
+}
+
 // Secret values never reach fmt, JSON or slog output.
 func TestConfigRedaction(t *testing.T) {
 	cfg, err := ParseConfig(ConfigFile, []byte(secretConfig))
@@ -287,30 +311,10 @@ func TestConfigRedaction(t *testing.T) {
 	if got := cfg.Skills["research"].Env["PERPLEXITY_API_KEY"].Value(); got != "pplx-TOPSECRET-1" {
 		t.Fatalf("Value() = %q", got)
 	}
-	var outputs []string
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
-		outputs = append(outputs,
-			fmt.Sprintf(verb, cfg), fmt.Sprintf(verb, *cfg),
-			fmt.Sprintf(verb, cfg.Skills), fmt.Sprintf(verb, cfg.Skills["research"]),
-			fmt.Sprintf(verb, cfg.Packs["core"]), fmt.Sprintf(verb, cfg.Skills["research"].Env["OTHER_KEY"]),
-			fmt.Sprintf(verb, []any{cfg.Packs}))
-	}
-	outputs = append(outputs, fmt.Sprint(cfg), fmt.Sprintln(*cfg), cfg.String())
-	for _, v := range []any{cfg, *cfg, cfg.Skills, cfg.Packs["core"], cfg.Skills["research"].Env} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outputs = append(outputs, string(b))
-	}
-	var logs bytes.Buffer
-	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {
-		l := slog.New(h)
-		l.Info("config", "cfg", cfg, "value", *cfg, "skills", cfg.Skills, "grant", cfg.Packs["core"],
-			"secret", cfg.Skills["research"].Env["PERPLEXITY_API_KEY"])
-		l.Info("config", slog.Any("cfg", cfg), slog.Group("g", "env", cfg.Packs["core"].Env))
-	}
-	outputs = append(outputs, logs.String())
+	outputs := renderings(t, cfg, *cfg, cfg.Skills, cfg.Skills["research"], cfg.Packs["core"],
+		cfg.Skills["research"].Env, cfg.Skills["research"].Env["OTHER_KEY"],
+		cfg.Skills["research"].Env["PERPLEXITY_API_KEY"], []any{cfg.Packs})
+	outputs = append(outputs, fmt.Sprintln(*cfg), cfg.String())
 	for i, out := range outputs {
 		if strings.Contains(out, "TOPSECRET") {
 			t.Errorf("output %d leaks a secret: %s", i, out)

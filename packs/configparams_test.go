@@ -1,11 +1,8 @@
 package packs
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -266,24 +263,8 @@ region = "TOPSECRET-region"
 max_results = 77777
 `)
 	g := c.Pack("weather")
-	var outputs []string
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
-		outputs = append(outputs, fmt.Sprintf(verb, c), fmt.Sprintf(verb, *c), fmt.Sprintf(verb, g),
-			fmt.Sprintf(verb, g.Config), fmt.Sprintf(verb, g.Config["api_key"]), fmt.Sprintf(verb, []any{g.Config}))
-	}
+	outputs := renderings(t, c, *c, g, g.Config, g.Config["api_key"], []any{g.Config})
 	outputs = append(outputs, c.String())
-	for _, v := range []any{c, g, g.Config, g.Config["api_key"]} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outputs = append(outputs, string(b))
-	}
-	var logs bytes.Buffer
-	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {
-		slog.New(h).Info("config", "cfg", c, "grant", g, "values", g.Config, "key", g.Config["api_key"])
-	}
-	outputs = append(outputs, logs.String())
 	for i, out := range outputs {
 		if strings.Contains(out, "TOPSECRET") || strings.Contains(out, "77777") {
 			t.Errorf("output %d leaks a value: %s", i, out)
