@@ -1071,16 +1071,6 @@ func (e *expansionBench) searchBounded(ctx context.Context, ws []weightedTerm, l
 	return e.searchWeighted(ctx, kept, limit)
 }
 
-// plainTerms are the query words as the index searches them today, each
-// its own group of weight 1.
-func plainTerms(q string) []weightedTerm {
-	var out []weightedTerm
-	for i, w := range queryTerms(q) {
-		out = append(out, weightedTerm{w, 1, i})
-	}
-	return out
-}
-
 // TestExpansionEval measures on the evaluation set what synonyms and spelling
 // correction add to a plain bm25 search, and checks that exact tool names
 // are still found first. Run with -v for the figures.

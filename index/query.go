@@ -758,9 +758,9 @@ func (s *Store) refreshSmall(ctx context.Context, h *snapHolder) error {
 }
 
 // useSnapshotNames lets "fts" searches take name matches from a current
-// snapshot, and useSnapshotText lets tool searches rank text matches in the
-// snapshot's text index, with query expansion; tests turn them off to compare
-// with the SQL path.
+// snapshot, and useSnapshotText lets them rank text matches in the
+// snapshot's text index (tools with query expansion) and resolve skill
+// shadowing in memory; tests turn them off to compare with the SQL path.
 var useSnapshotNames, useSnapshotText = true, true
 
 // nameTierSQL computes the tier of a name match in SQL, as ftsSearch does in
@@ -837,7 +837,9 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 			if snap == nil || snap.text == nil {
 				return nil, false, nil
 			}
-			hits := s.textSearch(snap, query, need, func(e *snapEntry) bool {
+			sc := newTermScorer(expandQuery(splitWords(query), snap.text))
+			hits := s.textSearch(snap, sc, need, func(doc int32) bool {
+				e := &snap.entries[doc]
 				return (q.IncludeAlwaysLoaded || e.loading != LoadingAlways) && !seen[e.name]
 			}, func(e *snapEntry) bool { return q.Visible == nil || q.Visible(e.name) })
 			return hits, true, nil

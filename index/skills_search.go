@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -201,7 +202,17 @@ func (s *Store) skillPlan(rd **readTx, q SkillQuery) ftsPlan {
 		scan:     scanSkillHit,
 		scanText: scanSkillHitRanked,
 		keep: func(ctx context.Context, hs []*hit) ([]*hit, error) {
-			return s.unshadowed(ctx, *rd, q.Scope, hs)
+			snap, err := s.skillSnapText(ctx, *rd)
+			if err != nil || snap == nil {
+				return s.unshadowed(ctx, *rd, q.Scope, hs)
+			}
+			out := hs[:0]
+			for _, h := range hs {
+				if !snap.shadowed(q.Scope, h.name, h.scopeMode) {
+					out = append(out, h)
+				}
+			}
+			return out, nil
 		},
 		extra: []string{unshadowSQL(q.Scope), scopeIDSQL},
 		names: func(ctx context.Context, rd *readTx, key, terms string) (*nameIter, error) {
@@ -217,7 +228,62 @@ func (s *Store) skillPlan(rd **readTx, q SkillQuery) ftsPlan {
 				return visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) && (q.TaskType == "" || e.taskType == q.TaskType)
 			}), nil
 		},
+		memText: func(ctx context.Context, rd *readTx, query string, need int, seen map[string]bool) ([]*hit, bool, error) {
+			snap, err := s.skillSnapText(ctx, rd)
+			if err != nil || snap == nil {
+				return nil, false, err
+			}
+			ids, typ := snap.scopeFilter(q.Scope, q.TaskType)
+			filt := snap.filt
+			hits := s.textSearch(snap, newTermScorer(plainTerms(query)), need, func(doc int32) bool {
+				f := filt[doc]
+				id := f >> filtTypeBits
+				return (id == ids[0] || id == ids[1] || id == ids[2]) && id != 0 && (typ < 0 || int(f&filtTypeMask) == typ)
+			}, func(e *snapEntry) bool {
+				return !seen[e.name] && !snap.shadowed(q.Scope, e.name, e.scopeMode)
+			})
+			return hits, true, nil
+		},
 	}
+}
+
+// skillSnapText returns the skill snapshot when it is of the generation rd
+// sees and has a text index, for ranking text matches and resolving
+// shadowing in memory; nil otherwise (then SQL does both).
+func (s *Store) skillSnapText(ctx context.Context, rd *readTx) (*snapshot, error) {
+	if !useSnapshotText {
+		return nil, nil
+	}
+	gen, err := rd.generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.at(&s.skillSnaps, gen)
+	if snap == nil || snap.text == nil {
+		return nil, nil
+	}
+	return snap, nil
+}
+
+// shadowed is unshadowed's test in memory: whether the caller with scope
+// sc sees a skill named name (the same bytes) stored at a more specific
+// scope than mode, whatever its task type.
+func (snap *snapshot) shadowed(sc Scope, name, mode string) bool {
+	sp := scopeSpecificity(mode)
+	if sp >= maxSpecificity(sc) {
+		return false
+	}
+	// Entries with this name are among those with its lower-case form.
+	key := strings.ToLower(name)
+	es, list := snap.entries, snap.byKey
+	i := sort.Search(len(list), func(i int) bool { return es[list[i]].key >= key })
+	for ; i < len(list) && es[list[i]].key == key; i++ {
+		e := &es[list[i]]
+		if e.name == name && scopeSpecificity(e.scopeMode) > sp && visibleTo(sc, e.scopeMode, e.tenant, e.project) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxSpecificity is the most specific scope a caller can see.
@@ -364,7 +430,7 @@ func (s *Store) regexSkills(ctx context.Context, req searchReq, q SkillQuery) ([
 		best = make(map[string]int)
 		for i := range snap.entries {
 			e := &snap.entries[i]
-			if sp := scopeSpecificity(e.scopeMode); sp > 0 && visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) && sp > best[e.name] {
+			if sp := scopeSpecificity(e.scopeMode); sp > 0 && !e.gone && visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) && sp > best[e.name] {
 				best[e.name] = sp
 			}
 		}
@@ -372,7 +438,7 @@ func (s *Store) regexSkills(ctx context.Context, req searchReq, q SkillQuery) ([
 	var hits []*hit
 	for i := range snap.entries {
 		e := &snap.entries[i]
-		if !visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) {
+		if e.gone || !visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) {
 			continue
 		}
 		if q.TaskType != "" && e.taskType != q.TaskType {

@@ -502,7 +502,7 @@ func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
 	}
 	now := s.nowNano()
 	err = s.write(ctx, func(tx *sql.Tx, d *writeDelta) error {
-		d.skills = true
+		d.skills, d.skillIDs = true, []string{skillID(sk.Scope, sk.Name)}
 		w, err := newSkillWriter(ctx, tx, now)
 		if err != nil {
 			return err
@@ -513,6 +513,9 @@ func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
 			return err
 		}
 		if ok {
+			if st.id != d.skillIDs[0] {
+				d.skillIDs = append(d.skillIDs, st.id) // the row stored under another ID
+			}
 			return w.replace(ctx, st, sk, pack)
 		}
 		return w.add(ctx, sk, pack)
@@ -571,7 +574,9 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 	rep := PackReport{Pack: pack}
 	now := s.nowNano()
 	err = s.write(ctx, func(tx *sql.Tx, d *writeDelta) error {
-		d.skills = true
+		// Every row inserted, rewritten, repinned or deleted is reported
+		// (pack is searchable: it orders ties).
+		d.skills, d.skillIDs = true, []string{}
 		rep = PackReport{Pack: pack}
 		w, err := newSkillWriter(ctx, tx, now)
 		if err != nil {
@@ -588,6 +593,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 				if err := w.add(ctx, sk, pack); err != nil {
 					return fmt.Errorf("inserting skill %q: %w", sk.Name, err)
 				}
+				d.skillIDs = append(d.skillIDs, skillID(sc, sk.Name))
 				rep.Added = append(rep.Added, sk.Name)
 			case st.origin != OriginPack:
 				rep.Skipped = append(rep.Skipped, sk.Name)
@@ -599,6 +605,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 						boolInt(sk.Pinned), pack, st.id); err != nil {
 						return err
 					}
+					d.skillIDs = append(d.skillIDs, st.id)
 				}
 				if st.hash == sk.ContentHash {
 					rep.Unchanged = append(rep.Unchanged, sk.Name)
@@ -608,6 +615,10 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 			default:
 				if err := w.replace(ctx, st, sk, pack); err != nil {
 					return fmt.Errorf("updating skill %q: %w", sk.Name, err)
+				}
+				d.skillIDs = append(d.skillIDs, st.id)
+				if id := skillID(sc, sk.Name); id != st.id {
+					d.skillIDs = append(d.skillIDs, id) // a moved row takes this ID
 				}
 				rep.Updated = append(rep.Updated, sk.Name)
 			}
@@ -636,6 +647,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 			if _, err := tx.ExecContext(ctx, `DELETE FROM skills WHERE id = ?`, g[0]); err != nil {
 				return err
 			}
+			d.skillIDs = append(d.skillIDs, g[0])
 			rep.Removed = append(rep.Removed, g[1])
 		}
 		var total int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -18,9 +19,9 @@ import (
 // name-prefix matches in its sorted name lists when its generation is the
 // one their own transaction sees; otherwise they use SQL and a fresh copy is
 // loaded in the background. A write through the store moves the snapshots
-// to its generation as it commits (Store.follow): changed tools are applied
-// in place (snapshot.update), so only writes by other processes leave a
-// snapshot stale.
+// to its generation as it commits (Store.follow): changed tools and skills
+// are applied in place (snapshot.update), so only writes by other processes
+// leave a snapshot stale.
 type snapshot struct {
 	gen     int64
 	entries []snapEntry
@@ -38,6 +39,14 @@ type snapshot struct {
 	text *textIndex
 	// gone counts the entries marked gone.
 	gone int
+
+	// scoped says the entries are skills: filt holds, for every entry, its
+	// scope's number in scopes and its task type (see skillFilterBits), so
+	// that a search filters posting lists on a compact array instead of
+	// the entries.
+	scoped bool
+	scopes map[Scope]uint32
+	filt   []uint32
 }
 
 // maxRankedRanges bounds the cache of prefix ranges sorted by rank.
@@ -51,7 +60,10 @@ type snapEntry struct {
 	hit
 	key, terms      string // name_key, name_terms
 	tenant, project string // a skill's scope identifiers
-	text            []string
+	// uid identifies the record across writes: a tool's name, a skill's
+	// storage ID (one per name and scope).
+	uid  string
+	text []string
 	// gone marks an entry removed by a later write (see snapshot.update);
 	// it is in none of the snapshot's lists and no search returns it.
 	gone bool
@@ -63,18 +75,25 @@ type snapEntry struct {
 // snapKind says how to load one kind of record.
 type snapKind struct {
 	query string
-	scan  func(rows *sql.Rows, e *snapEntry) error
+	// uidCol is the column holding snapEntry.uid, for reading changed
+	// records (Store.changedRows).
+	uidCol string
+	scan   func(rows *sql.Rows, e *snapEntry) error
 	// weights are the bm25 column weights of the text index of
 	// snapEntry.cols; nil for no text index.
 	weights []float64
+	// scoped says the records are skills (see snapshot.filt).
+	scoped bool
 }
 
 var toolSnapKind = snapKind{
 	query: `SELECT name, namespace, side_rank, description, loading_mode, name_key, name_terms, tags_text,
 		params_text, examples_text FROM tools`,
+	uidCol: "name",
 	scan: func(rows *sql.Rows, e *snapEntry) error {
 		var tags, params, examples string
 		err := rows.Scan(&e.name, &e.ns, &e.side, &e.desc, &e.loading, &e.key, &e.terms, &tags, &params, &examples)
+		e.uid = e.name
 		e.text = []string{e.desc, tags}
 		e.cols = []string{e.terms, e.desc, tags, params, examples}
 		return err
@@ -82,16 +101,23 @@ var toolSnapKind = snapKind{
 	weights: toolWeights[:],
 }
 
+// skillSnapKind reads skills; the text index has the columns of
+// skills_fts (schema.go), read from the same table columns its triggers
+// copy, with the weights of skillWeights.
 var skillSnapKind = snapKind{
 	query: `SELECT name, pack, title, trigger, task_type, scope_mode, name_key, name_terms, scope_tenant_id,
-		scope_project_id, description, tags_text FROM skills`,
+		scope_project_id, description, tags_text, body, id FROM skills`,
+	uidCol: "id",
 	scan: func(rows *sql.Rows, e *snapEntry) error {
-		var desc, tags string
+		var desc, tags, body string
 		err := rows.Scan(&e.name, &e.ns, &e.title, &e.trigger, &e.taskType, &e.scopeMode, &e.key, &e.terms,
-			&e.tenant, &e.project, &desc, &tags)
+			&e.tenant, &e.project, &desc, &tags, &body, &e.uid)
 		e.text = []string{e.title, e.trigger, desc, tags}
+		e.cols = []string{e.terms, e.title, e.trigger, desc, tags, body}
 		return err
 	},
+	weights: skillWeights[:],
+	scoped:  true,
 }
 
 // snapHolder holds the latest snapshot of one kind.
@@ -153,6 +179,10 @@ func (s *Store) loadSnapshot(ctx context.Context, h *snapHolder) (*snapshot, err
 		}
 		snap.text = buildTextIndex(docs, h.kind.weights)
 	}
+	if h.kind.scoped {
+		snap.scoped, snap.scopes = true, make(map[Scope]uint32)
+		snap.addFilters(0)
+	}
 	s.order(snap)
 	h.offer(snap)
 	return snap, nil
@@ -189,25 +219,66 @@ func (snap *snapshot) size() int { return len(snap.byKey) }
 // changed none of its records.
 func (snap *snapshot) relabel(gen int64) *snapshot {
 	return &snapshot{gen: gen, entries: snap.entries, byKey: snap.byKey, byTerms: snap.byTerms,
-		rank: snap.rank, text: snap.text, gone: snap.gone}
+		rank: snap.rank, text: snap.text, gone: snap.gone, scoped: snap.scoped, scopes: snap.scopes, filt: snap.filt}
+}
+
+// Bits of snapshot.filt: a skill's scope number above its task type's
+// place in TaskTypes.
+const (
+	filtTypeBits = 3
+	filtTypeMask = 1<<filtTypeBits - 1
+)
+
+// addFilters fills filt for the entries from index from on, numbering
+// scopes not seen before. The scopes map must be the snapshot's own.
+func (snap *snapshot) addFilters(from int) {
+	for i := from; i < len(snap.entries); i++ {
+		e := &snap.entries[i]
+		sc := Scope{Mode: e.scopeMode, TenantID: e.tenant, ProjectID: e.project}
+		id, ok := snap.scopes[sc]
+		if !ok {
+			id = uint32(len(snap.scopes)) + 1 // 0: no scope
+			snap.scopes[sc] = id
+		}
+		snap.filt = append(snap.filt, id<<filtTypeBits|uint32(taskIndex(e.taskType)))
+	}
+}
+
+// scopeFilter returns the filter bits a caller's skills may have: the
+// numbers of the caller's global, tenant and project scopes (0 for none
+// stored), and the task type's index (-1: any).
+func (snap *snapshot) scopeFilter(sc Scope, taskType string) (ids [3]uint32, typ int) {
+	ids[0] = snap.scopes[Scope{Mode: ScopeGlobal}]
+	if sc.TenantID != "" {
+		ids[1] = snap.scopes[Scope{Mode: ScopeTenant, TenantID: sc.TenantID}]
+	}
+	if sc.ProjectID != "" {
+		ids[2] = snap.scopes[Scope{Mode: ScopeProject, TenantID: sc.TenantID, ProjectID: sc.ProjectID}]
+	}
+	typ = -1
+	if taskType != "" {
+		typ = taskIndex(taskType)
+	}
+	return ids, typ
 }
 
 // update returns the snapshot of generation gen after a write that
-// replaced the records named in names by rows (the records now stored under
-// those names, with their cols; a name without a row was deleted). Changed
-// records are appended and their old entries marked gone; the text index
-// is updated in place of a rebuild (textIndex.update), so the cost is that
-// of the changed records plus copying the snapshot's lists.
-func (s *Store) update(snap *snapshot, gen int64, names []string, rows []snapEntry) *snapshot {
-	drop := make(map[string]bool, len(names))
-	for _, n := range names {
+// replaced the records identified by uids (snapEntry.uid: tool names, skill
+// IDs) by rows (the records now stored under those uids, with their cols; a
+// uid without a row was deleted). Changed records are appended and their
+// old entries marked gone; the text index is updated in place of a rebuild
+// (textIndex.update), so the cost is that of the changed records plus
+// copying the snapshot's lists.
+func (s *Store) update(snap *snapshot, gen int64, uids []string, rows []snapEntry) *snapshot {
+	drop := make(map[string]bool, len(uids))
+	for _, n := range uids {
 		drop[n] = true
 	}
 	entries := make([]snapEntry, len(snap.entries), len(snap.entries)+len(rows))
 	copy(entries, snap.entries)
 	var gone []int32
 	for i := range entries {
-		if e := &entries[i]; !e.gone && drop[e.name] {
+		if e := &entries[i]; !e.gone && drop[e.uid] {
 			e.gone = true
 			gone = append(gone, int32(i))
 		}
@@ -222,6 +293,17 @@ func (s *Store) update(snap *snapshot, gen int64, names []string, rows []snapEnt
 	nx := &snapshot{gen: gen, entries: entries, gone: snap.gone + len(gone)}
 	if snap.text != nil {
 		nx.text = snap.text.update(gone, docs)
+	}
+	if snap.scoped {
+		nx.scoped, nx.scopes = true, snap.scopes
+		nx.filt = slices.Clip(snap.filt)
+		for _, e := range rows {
+			if _, ok := snap.scopes[Scope{Mode: e.scopeMode, TenantID: e.tenant, ProjectID: e.project}]; !ok {
+				nx.scopes = maps.Clone(snap.scopes) // a new scope: numbered in a copy
+				break
+			}
+		}
+		nx.addFilters(len(snap.entries))
 	}
 	s.order(nx)
 	return nx

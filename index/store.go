@@ -222,7 +222,19 @@ type writeDelta struct {
 	// updated or deleted (nil when tools is set: unknown, reload).
 	tools     bool
 	toolNames []string
-	skills    bool // skill rows changed
+	// skills says skill rows changed; skillIDs are the storage IDs (one
+	// per name and scope) of the skills inserted, updated or deleted (nil
+	// when skills is set: unknown, reload).
+	skills   bool
+	skillIDs []string
+}
+
+// followed is what a write read, inside its transaction, for the snapshots
+// to follow it: per kind, whether the change is applied in place and the
+// changed rows.
+type followed struct {
+	tools, skills       bool
+	toolRows, skillRows []snapEntry
 }
 
 // write runs fn in one immediate transaction, holding the store's write lock,
@@ -254,7 +266,11 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) er
 		tx.Rollback()
 		return s.wrapErr(err)
 	}
-	rows, follow, err := s.changedTools(ctx, tx, prev, &d)
+	var f followed
+	f.toolRows, f.tools, err = s.changedRows(ctx, tx, &s.toolSnaps, prev, d.tools, d.toolNames)
+	if err == nil {
+		f.skillRows, f.skills, err = s.changedRows(ctx, tx, &s.skillSnaps, prev, d.skills, d.skillIDs)
+	}
 	if err != nil {
 		tx.Rollback()
 		return s.wrapErr(err)
@@ -269,7 +285,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) er
 		return s.wrapErr(err)
 	}
 	s.writeGen.Add(1)
-	s.follow(ctx, prev, &d, follow, rows)
+	s.follow(ctx, prev, &d, &f)
 	return nil
 }
 
@@ -278,30 +294,31 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) er
 // the snapshot to be updated in place; past it the snapshot is reloaded.
 const maxFollowed = 4
 
-// changedTools reads, inside the writing transaction, the tool rows a write
-// changed, when the tool snapshot is of the generation before the write and
-// the change is small enough to apply to it (follow is then true).
-func (s *Store) changedTools(ctx context.Context, tx *sql.Tx, prev int64, d *writeDelta) ([]snapEntry, bool, error) {
-	cur := s.toolSnaps.cur.Load()
-	if !d.tools || d.toolNames == nil || cur == nil || cur.gen != prev ||
-		(cur.gone+len(d.toolNames))*maxFollowed > cur.size() {
+// changedRows reads, inside the writing transaction, the rows of h's kind a
+// write changed (changed, with the uids it reported), when h's snapshot is
+// of the generation before the write and the change is small enough to
+// apply to it (apply is then true).
+func (s *Store) changedRows(ctx context.Context, tx *sql.Tx, h *snapHolder, prev int64, changed bool, uids []string) (rows []snapEntry, apply bool, err error) {
+	cur := h.cur.Load()
+	if !changed || uids == nil || cur == nil || cur.gen != prev ||
+		(cur.gone+len(uids))*maxFollowed > cur.size() {
 		return nil, false, nil
 	}
 	var out []snapEntry
-	for names := d.toolNames; len(names) > 0; {
-		chunk := names[:min(len(names), 500)]
-		names = names[len(chunk):]
+	for ids := uids; len(ids) > 0; {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
 		args := make([]any, len(chunk))
 		for i, n := range chunk {
 			args[i] = n
 		}
-		rows, err := tx.QueryContext(ctx, toolSnapKind.query+` WHERE name IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		rows, err := tx.QueryContext(ctx, h.kind.query+` WHERE `+h.kind.uidCol+` IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
 		if err != nil {
 			return nil, false, err
 		}
 		for rows.Next() {
 			var e snapEntry
-			if err := toolSnapKind.scan(rows, &e); err != nil {
+			if err := h.kind.scan(rows, &e); err != nil {
 				rows.Close()
 				return nil, false, err
 			}
@@ -316,28 +333,33 @@ func (s *Store) changedTools(ctx context.Context, tx *sql.Tx, prev int64, d *wri
 }
 
 // follow brings the snapshots that were of generation prev to prev+1 after
-// a committed write: unchanged kinds are relabelled, a small change of the
-// tools is applied in place (rows, read by changedTools), a larger one is
-// reloaded here, in the writer. A skill snapshot whose skills changed is
-// left stale: skill searches then take name matches from SQL, which give
-// the same results, while it reloads. Snapshots of an older generation are
-// left as they were.
-func (s *Store) follow(ctx context.Context, prev int64, d *writeDelta, apply bool, rows []snapEntry) {
-	gen := prev + 1
-	if cur := s.toolSnaps.cur.Load(); cur != nil && cur.gen == prev {
-		switch {
-		case !d.tools:
-			s.toolSnaps.offer(cur.relabel(gen))
-		case apply:
-			s.toolSnaps.offer(s.update(cur, gen, d.toolNames, rows))
-		default:
-			s.toolSnaps.mu.Lock()
-			s.loadSnapshot(ctx, &s.toolSnaps) // on error the next search loads it
-			s.toolSnaps.mu.Unlock()
-		}
+// a committed write: unchanged kinds are relabelled, a small change is
+// applied in place (the rows read by changedRows), a larger one is
+// reloaded here, in the writer. Snapshots of an older generation are left
+// as they were.
+func (s *Store) follow(ctx context.Context, prev int64, d *writeDelta, f *followed) {
+	s.followKind(ctx, &s.toolSnaps, prev, d.tools, f.tools, d.toolNames, f.toolRows)
+	s.followKind(ctx, &s.skillSnaps, prev, d.skills, f.skills, d.skillIDs, f.skillRows)
+}
+
+// followKind is follow for one kind: changed says the write changed its
+// records, apply that uids and rows describe the change and fit the
+// snapshot.
+func (s *Store) followKind(ctx context.Context, h *snapHolder, prev int64, changed, apply bool, uids []string, rows []snapEntry) {
+	cur := h.cur.Load()
+	if cur == nil || cur.gen != prev {
+		return
 	}
-	if cur := s.skillSnaps.cur.Load(); cur != nil && cur.gen == prev && !d.skills {
-		s.skillSnaps.offer(cur.relabel(gen))
+	gen := prev + 1
+	switch {
+	case !changed:
+		h.offer(cur.relabel(gen))
+	case apply:
+		h.offer(s.update(cur, gen, uids, rows))
+	default:
+		h.mu.Lock()
+		s.loadSnapshot(ctx, h) // on error the next search loads it
+		h.mu.Unlock()
 	}
 }
 

@@ -512,17 +512,15 @@ func (ix *textIndex) search(sc *termScorer, accept func(doc int32) bool) []textM
 	return out
 }
 
-// textSearch ranks the snapshot's entries against a free-text query with
-// expansion (expandQuery: phrases, spelling corrections against the
-// snapshot's words, synonyms) and returns the best limit entries that both
-// filters accept, as text-tier hits whose r is the negated score (lower is
-// better, like bm25()). Equal scores are ordered by the contract's
-// tie-breakers. match is a cheap filter applied to every matching entry;
-// keep (nil for none) is applied in rank order, only until limit are kept.
-func (s *Store) textSearch(snap *snapshot, query string, limit int, match, keep func(*snapEntry) bool) []*hit {
-	ix := snap.text
-	sc := newTermScorer(expandQuery(splitWords(query), ix))
-	ms := ix.search(sc, func(doc int32) bool { return match(&snap.entries[doc]) })
+// textSearch ranks the snapshot's entries against the terms of sc (an
+// expanded query, or plainTerms) and returns the best limit entries that
+// both filters accept, as text-tier hits whose r is the negated score
+// (lower is better, like bm25()). Equal scores are ordered by the
+// contract's tie-breakers. match is a cheap filter applied to every
+// matching entry, by its index; keep (nil for none) is applied in rank
+// order, only until limit are kept.
+func (s *Store) textSearch(snap *snapshot, sc *termScorer, limit int, match func(doc int32) bool, keep func(*snapEntry) bool) []*hit {
+	ms := snap.text.search(sc, match)
 	better := func(a, b textMatch) int {
 		switch {
 		case a.score > b.score:
@@ -552,6 +550,18 @@ func (s *Store) textSearch(snap *snapshot, query string, limit int, match, keep 
 			return out
 		}
 	}
+}
+
+// plainTerms are a query's words (queryTerms) as unexpanded terms, each its
+// own group of weight 1: scored by textIndex.search they give FTS5's bm25()
+// of the MATCH expression the SQL path builds from the same words.
+func plainTerms(query string) []weightedTerm {
+	words := queryTerms(query)
+	out := make([]weightedTerm, len(words))
+	for i, w := range words {
+		out[i] = weightedTerm{text: w, weight: 1, group: i}
+	}
+	return out
 }
 
 // topMatches returns the limit best matches in order.
