@@ -169,6 +169,18 @@ func genSkills(n int, seed uint64) map[Scope][]Skill {
 	return out
 }
 
+// sortedScopes returns the scopes of genSkills' output in a fixed order.
+func sortedScopes(byScope map[Scope][]Skill) []Scope {
+	scopes := make([]Scope, 0, len(byScope))
+	for sc := range byScope {
+		scopes = append(scopes, sc)
+	}
+	slices.SortFunc(scopes, func(a, b Scope) int {
+		return strings.Compare(a.TenantID+"/"+a.ProjectID, b.TenantID+"/"+b.ProjectID)
+	})
+	return scopes
+}
+
 // genQueries builds n queries: words, whole names and name starts.
 func genQueries(n int, seed uint64, names []string) []string {
 	w := newWordSource(seed)
@@ -430,14 +442,7 @@ func BenchmarkSearchSkills(b *testing.B) {
 				var names []string
 				ctx := context.Background()
 				byScope := genSkills(n, uint64(n))
-				scopes := make([]Scope, 0, len(byScope))
-				for sc := range byScope {
-					scopes = append(scopes, sc)
-				}
-				slices.SortFunc(scopes, func(a, b Scope) int {
-					return strings.Compare(a.TenantID+"/"+a.ProjectID, b.TenantID+"/"+b.ProjectID)
-				})
-				for _, sc := range scopes {
+				for _, sc := range sortedScopes(byScope) {
 					if _, err := s.LoadPack(ctx, "bench", byScope[sc], PackOptions{Scope: sc}); err != nil {
 						return nil, err
 					}
@@ -507,63 +512,117 @@ func BenchmarkSyncTools(b *testing.B) {
 			b.StartTimer()
 		}
 	})
-	b.Run(fmt.Sprintf("one-changed/tools=%d", n), func(b *testing.B) {
-		if raceEnabled {
-			b.Skip("large catalogue skipped under -race")
-		}
-		tools := genTools(n, 3)
-		ctx := context.Background()
-		s, err := Open(ctx, filepath.Join(b.TempDir(), "incr.db"), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		if _, err := s.SyncTools(ctx, tools); err != nil {
-			b.Fatal(err)
-		}
+	change := func(tools []Tool) func(ctx context.Context, s *Store, i int) error {
 		orig := tools[n/2].Description
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
+		return func(ctx context.Context, s *Store, i int) error {
 			tools[n/2].Description = fmt.Sprintf("%s v%d", orig, i)
 			rep, err := s.SyncTools(ctx, tools)
-			if err != nil {
-				b.Fatal(err)
+			if err == nil && (len(rep.Changed) != 1 || rep.Unchanged != n-1) {
+				err = fmt.Errorf("report %d changed, %d unchanged", len(rep.Changed), rep.Unchanged)
 			}
-			if len(rep.Changed) != 1 || rep.Unchanged != n-1 {
-				b.Fatalf("report %d changed, %d unchanged", len(rep.Changed), rep.Unchanged)
-			}
+			return err
 		}
+	}
+	setup := func(tools []Tool) func(ctx context.Context, s *Store) error {
+		return func(ctx context.Context, s *Store) error {
+			_, err := s.SyncTools(ctx, tools)
+			return err
+		}
+	}
+	b.Run(fmt.Sprintf("one-changed/tools=%d", n), func(b *testing.B) {
+		tools := genTools(n, 3)
+		benchOneChanged(b, setup(tools), change(tools), nil)
 	})
 	b.Run(fmt.Sprintf("one-changed+search/tools=%d", n), func(b *testing.B) {
-		// A write, then the first search after it, which brings the
-		// snapshot and its text index up to date.
-		if raceEnabled {
-			b.Skip("large catalogue skipped under -race")
-		}
 		tools := genTools(n, 3)
-		ctx := context.Background()
-		s, err := Open(ctx, filepath.Join(b.TempDir(), "incr.db"), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		if _, err := s.SyncTools(ctx, tools); err != nil {
-			b.Fatal(err)
-		}
-		orig := tools[n/2].Description
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			tools[n/2].Description = fmt.Sprintf("%s v%d", orig, i)
-			if _, err := s.SyncTools(ctx, tools); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := s.SearchTools(ctx, ToolQuery{Query: "search records"}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		benchOneChanged(b, setup(tools), change(tools), func(ctx context.Context, s *Store) error {
+			_, err := s.SearchTools(ctx, ToolQuery{Query: "search records"})
+			return err
+		})
 	})
+}
+
+// BenchmarkPutSkill times one changed skill in a catalogue of 50,000 in
+// 41 scopes (genSkills): the write, which brings the skill snapshot to the
+// new generation in place, and the first search after it.
+func BenchmarkPutSkill(b *testing.B) {
+	const n = 50000
+	b.Run(fmt.Sprintf("one-changed+search/skills=%d", n), func(b *testing.B) {
+		var changed Skill
+		benchOneChanged(b, func(ctx context.Context, s *Store) error {
+			byScope := genSkills(n, n)
+			for _, sc := range sortedScopes(byScope) {
+				skills := byScope[sc]
+				if _, err := s.LoadPack(ctx, "bench", skills, PackOptions{Scope: sc}); err != nil {
+					return err
+				}
+				if sc.ProjectID != "" {
+					changed = skills[len(skills)/2]
+					changed.Scope, changed.Origin, changed.OriginRef = sc, OriginPack, "bench"
+				}
+			}
+			return nil
+		}, func(ctx context.Context, s *Store, i int) error {
+			sk := changed
+			sk.Trigger = fmt.Sprintf("%s v%d", changed.Trigger, i)
+			if err := s.PutSkill(ctx, sk); err != nil {
+				return err
+			}
+			if gen, err := s.generation(ctx); err != nil || s.skillSnaps.cur.Load().gen != gen {
+				return fmt.Errorf("the skill snapshot did not follow the write (%v)", err)
+			}
+			return nil
+		}, func(ctx context.Context, s *Store) error {
+			_, err := s.SearchSkills(ctx, SkillQuery{Query: changed.Title, Scope: changed.Scope})
+			return err
+		})
+	})
+}
+
+// benchOneChanged times b.N writes of one changed record to a large
+// catalogue built by setup, each followed by one search when search is not
+// nil, and reports the median of each. The snapshots are loaded before the
+// timing, as a running server has them, so each write brings them to its
+// generation in place and the search finds them current.
+func benchOneChanged(b *testing.B, setup func(ctx context.Context, s *Store) error,
+	write func(ctx context.Context, s *Store, i int) error, search func(ctx context.Context, s *Store) error) {
+	if raceEnabled {
+		b.Skip("large catalogue skipped under -race")
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "incr.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := setup(ctx, s); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Warm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var writes, searches latencies
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		if err := write(ctx, s, i); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		writes = append(writes, t1.Sub(t0))
+		if search != nil {
+			if err := search(ctx, s); err != nil {
+				b.Fatal(err)
+			}
+			searches = append(searches, time.Since(t1))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(writes.pct(0.50), "write-p50-ms")
+	if search != nil {
+		b.ReportMetric(searches.pct(0.50), "search-p50-ms")
+	}
 }
 
 // BenchmarkToolSnapshot loads the tool snapshot with its text index, as the

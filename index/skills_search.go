@@ -235,7 +235,8 @@ func (s *Store) skillPlan(rd **readTx, q SkillQuery) ftsPlan {
 			}
 			ids, typ := snap.scopeFilter(q.Scope, q.TaskType)
 			filt := snap.filt
-			hits := s.textSearch(snap, newTermScorer(plainTerms(query)), need, func(doc int32) bool {
+			terms := snap.text.withoutUbiquitous(plainTerms(query))
+			hits := s.textSearch(snap, newTermScorer(terms), need, func(doc int32) bool {
 				f := filt[doc]
 				id := f >> filtTypeBits
 				return (id == ids[0] || id == ids[1] || id == ids[2]) && id != 0 && (typ < 0 || int(f&filtTypeMask) == typ)
@@ -270,7 +271,7 @@ func (s *Store) skillSnapText(ctx context.Context, rd *readTx) (*snapshot, error
 // scope than mode, whatever its task type.
 func (snap *snapshot) shadowed(sc Scope, name, mode string) bool {
 	sp := scopeSpecificity(mode)
-	if sp >= maxSpecificity(sc) {
+	if sp >= maxSpecificity(sc) || !snap.sharedNames[name] {
 		return false
 	}
 	// Entries with this name are among those with its lower-case form.

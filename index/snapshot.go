@@ -47,6 +47,9 @@ type snapshot struct {
 	scoped bool
 	scopes map[Scope]uint32
 	filt   []uint32
+	// sharedNames holds the skill names of more than one live entry (in
+	// several scopes), the only ones shadowing can hide.
+	sharedNames map[string]bool
 }
 
 // maxRankedRanges bounds the cache of prefix ranges sorted by rank.
@@ -206,9 +209,79 @@ func (s *Store) order(snap *snapshot) {
 		order[i] = int32(i)
 	}
 	sort.Slice(order, func(i, j int) bool { return s.tieLess(&es[order[i]].hit, &es[order[j]].hit) })
-	snap.rank = make([]int32, len(es))
+	snap.setRank(order)
+	snap.findSharedNames()
+}
+
+// reorder is order for a snapshot made by update from prev: its entries
+// are prev's (some now gone) followed by new ones from index from, so
+// prev's lists are merged with the sorted new entries instead of sorting
+// everything again (at 50,000 skills the sorts took 95 of 125 ms).
+func (s *Store) reorder(snap, prev *snapshot, from int) {
+	es := snap.entries
+	added := make([]int32, 0, len(es)-from)
+	for i := from; i < len(es); i++ {
+		added = append(added, int32(i))
+	}
+	// merge returns old without gone entries (dropGone) merged with the
+	// added entries, in the order of less.
+	merge := func(old []int32, dropGone bool, less func(a, b *snapEntry) bool) []int32 {
+		add := slices.Clone(added)
+		sort.Slice(add, func(i, j int) bool { return less(&es[add[i]], &es[add[j]]) })
+		out := make([]int32, 0, len(old)+len(add))
+		j := 0
+		for _, idx := range old {
+			if dropGone && es[idx].gone {
+				continue
+			}
+			for j < len(add) && less(&es[add[j]], &es[idx]) {
+				out = append(out, add[j])
+				j++
+			}
+			out = append(out, idx)
+		}
+		return append(out, add[j:]...)
+	}
+	snap.byKey = merge(prev.byKey, true, func(a, b *snapEntry) bool { return a.key < b.key })
+	snap.byTerms = merge(prev.byTerms, true, func(a, b *snapEntry) bool { return a.terms < b.terms })
+	// The rank covers every entry, gone ones included.
+	order := make([]int32, len(prev.rank))
+	for idx, r := range prev.rank {
+		order[r] = int32(idx)
+	}
+	snap.setRank(merge(order, false, func(a, b *snapEntry) bool { return s.tieLess(&a.hit, &b.hit) }))
+	snap.findSharedNames()
+}
+
+// setRank sets each entry's rank from the entries in rank order.
+func (snap *snapshot) setRank(order []int32) {
+	snap.rank = make([]int32, len(snap.entries))
 	for r, idx := range order {
 		snap.rank[idx] = int32(r)
+	}
+}
+
+// findSharedNames fills sharedNames for a skill snapshot from its byKey
+// list: equal names have equal keys, so they are in one run of a key.
+func (snap *snapshot) findSharedNames() {
+	if !snap.scoped {
+		return
+	}
+	es, list := snap.entries, snap.byKey
+	snap.sharedNames = make(map[string]bool)
+	for i := 0; i < len(list); {
+		j := i + 1
+		for j < len(list) && es[list[j]].key == es[list[i]].key {
+			j++
+		}
+		for a := i; a < j; a++ {
+			for b := a + 1; b < j; b++ {
+				if n := es[list[a]].name; n == es[list[b]].name {
+					snap.sharedNames[n] = true
+				}
+			}
+		}
+		i = j
 	}
 }
 
@@ -219,7 +292,8 @@ func (snap *snapshot) size() int { return len(snap.byKey) }
 // changed none of its records.
 func (snap *snapshot) relabel(gen int64) *snapshot {
 	return &snapshot{gen: gen, entries: snap.entries, byKey: snap.byKey, byTerms: snap.byTerms,
-		rank: snap.rank, text: snap.text, gone: snap.gone, scoped: snap.scoped, scopes: snap.scopes, filt: snap.filt}
+		rank: snap.rank, text: snap.text, gone: snap.gone, scoped: snap.scoped, scopes: snap.scopes, filt: snap.filt,
+		sharedNames: snap.sharedNames}
 }
 
 // Bits of snapshot.filt: a skill's scope number above its task type's
@@ -305,7 +379,7 @@ func (s *Store) update(snap *snapshot, gen int64, uids []string, rows []snapEntr
 		}
 		nx.addFilters(len(snap.entries))
 	}
-	s.order(nx)
+	s.reorder(nx, snap, len(snap.entries))
 	return nx
 }
 

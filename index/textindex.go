@@ -532,7 +532,7 @@ func (s *Store) textSearch(snap *snapshot, sc *termScorer, limit int, match func
 	}
 	var out []*hit
 	for window := 2*limit + 8; ; window *= 4 {
-		top := topMatches(slices.Clone(ms), window, better)
+		top := topMatches(ms, window, better)
 		out = out[:0]
 		for _, m := range top {
 			e := &snap.entries[m.doc]
@@ -564,7 +564,25 @@ func plainTerms(query string) []weightedTerm {
 	return out
 }
 
-// topMatches returns the limit best matches in order.
+// withoutUbiquitous drops the terms in more than ubiquitous(n) of the
+// index's documents, as the SQL path's textExprs does: such a word says
+// next to nothing about which record is meant (its bm25 idf is below
+// log 3), and in a large catalogue reading its posting list would cost
+// more than the rest of the search. Groups are renumbered.
+func (ix *textIndex) withoutUbiquitous(ts []weightedTerm) []weightedTerm {
+	limit := ubiquitous(ix.n)
+	out := ts[:0]
+	for _, t := range ts {
+		if _, df := ix.postings(analyse(t.text)); df <= limit {
+			t.group = len(out)
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// topMatches returns the limit best matches in order. It may reorder ms,
+// and never changes its contents.
 func topMatches(ms []textMatch, limit int, cmp func(a, b textMatch) int) []textMatch {
 	if len(ms) > 4*limit {
 		// Keep the matches scoring at least the limit-th best score, found
@@ -598,7 +616,7 @@ func topMatches(ms []textMatch, limit int, cmp func(a, b textMatch) int) []textM
 			}
 		}
 		cut := h[0]
-		kept := ms[:0]
+		kept := make([]textMatch, 0, 2*limit)
 		for _, m := range ms {
 			if m.score >= cut {
 				kept = append(kept, m)
