@@ -57,7 +57,11 @@ func scanSkillHitRanked(r rowScanner, h *hit) error {
 // with the same search types and score contract as SearchTools (name words,
 // title, trigger, description, tags and content are searched). When a name
 // exists at several scopes the caller sees, only the most specific one is
-// considered. Titles and triggers are handed back with tool-reference
+// considered. When the store's skill snapshot is of the generation the
+// search's transaction sees, text matches are ranked in its in-memory text
+// index, with FTS5's bm25 and the caller's scope, task type and shadowing
+// applied in memory: the SQL path's ranking without its pruning of
+// commoner words by document frequency; the query is not expanded. Titles and triggers are handed back with tool-reference
 // rewriting and, unless the store's options turn it off, redaction applied.
 func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchResult, error) {
 	res, requested, err := s.searchSkills(ctx, q)

@@ -17,13 +17,15 @@ import (
 //
 // FTS5 keeps the index of record: it is written in the same transaction as
 // the rows and answers every "fts" search whose snapshot is not current. A
-// snapshot of the tools also holds their text as FTS5 indexes it (unicode61
-// words, folded, without diacritics, porter-stemmed) in inverted lists, and
-// ranks with FTS5's own bm25 formula over them. Only there can a query be
-// expanded (synonyms, spelling corrections) with a weight per term: FTS5
-// has no per-term weight inside MATCH, and one MATCH per term made searches
-// two to three times slower (see RATIONALE-index-ranking.md). Reading a few
-// posting lists from memory costs microseconds.
+// snapshot of the tools or of the skills also holds their text as FTS5
+// indexes it (unicode61 words, folded, without diacritics, porter-stemmed)
+// in inverted lists, and ranks with FTS5's own bm25 formula over them. Only
+// there can a query be expanded (synonyms, spelling corrections) with a
+// weight per term: FTS5 has no per-term weight inside MATCH, and one MATCH
+// per term made searches two to three times slower (see RATIONALE.md). Tool
+// searches are expanded; skill searches keep FTS5's ranking of the query's
+// own words (plainTerms). Reading a few posting lists from memory costs
+// microseconds.
 
 // bm25 parameters, FTS5's.
 const (
