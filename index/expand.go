@@ -52,8 +52,10 @@ const (
 	// maxPhraseWords is the longest phrase recognised in a query.
 	maxPhraseWords = 4
 	// minCorrectLen is the shortest word (in characters) that spelling
-	// correction touches: shorter words have too many real-word neighbours.
-	minCorrectLen = 5
+	// correction touches: three-letter words have too many real-word
+	// neighbours; four-letter ones are corrected only by a single plausible
+	// slip (typoCost), which keeps "reed" → read and "fiel" → file.
+	minCorrectLen = 4
 	// longWordLen is the length from which a word may be two edits away
 	// from its correction instead of one.
 	longWordLen = 8
@@ -268,6 +270,9 @@ func expandWith(words []string, v termVocab, withSynonyms bool) []weightedTerm {
 			out = append(out, weightedTerm{text: text, weight: w, group: g})
 		}
 		add(src, 1)
+		if split := splitLetterDigit(src); split != "" {
+			add(split, weightForm)
+		}
 		if v != nil {
 			for _, c := range corrections(src, v, syn) {
 				add(c, weightCorrection)
@@ -283,6 +288,37 @@ func expandWith(words []string, v termVocab, withSynonyms bool) []weightedTerm {
 		}
 	}
 	return capTerms(out, maxWeightedTerms)
+}
+
+// splitLetterDigit returns a word that mixes letters and digits split
+// where one turns into the other ("sha256" → "sha 256", "utf8" → "utf 8"),
+// as a phrase: descriptions often write such names with a hyphen
+// (SHA-256, UTF-8), which the tokenizer splits. It returns "" for a phrase,
+// or a word of letters only or digits only.
+func splitLetterDigit(w string) string {
+	if strings.ContainsRune(w, ' ') {
+		return ""
+	}
+	var b strings.Builder
+	prev, parts := 0, 0 // prev: 1 letter, 2 digit
+	for _, r := range w {
+		k := 1
+		if unicode.IsDigit(r) {
+			k = 2
+		}
+		if k != prev {
+			if prev != 0 {
+				b.WriteByte(' ')
+			}
+			parts++
+			prev = k
+		}
+		b.WriteRune(r)
+	}
+	if parts < 2 {
+		return ""
+	}
+	return b.String()
 }
 
 // capTerms keeps the n heaviest terms, in their order; ties keep the earlier

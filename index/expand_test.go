@@ -273,10 +273,13 @@ func TestCorrectTerms(t *testing.T) {
 		// Inflected forms of indexed words are not typos (the stemmer
 		// matches them), even with a neighbour at the same distance.
 		{"restarted titled labels", []weightedTerm{{"restarted", 1, 0}, {"titled", 1, 1}, {"labels", 1, 2}}},
-		// Short words, words with digits, words of the synonym vocabulary,
-		// stop-words and contraction stems are left alone.
-		{"ordr", []weightedTerm{{"ordr", 1, 0}}},
-		{"orderz2", []weightedTerm{{"orderz2", 1, 0}}},
+		// Four-letter words take one plausible slip.
+		{"ordr", []weightedTerm{{"ordr", 1, 0}, {"order", weightCorrection, 0}}},
+		// Three-letter words, words with digits, words of the synonym
+		// vocabulary, stop-words and contraction stems are left alone (a
+		// word mixing letters and digits gets its split form).
+		{"ord", []weightedTerm{{"ord", 1, 0}}},
+		{"orderz2", []weightedTerm{{"orderz2", 1, 0}, {"orderz 2", weightForm, 0}}},
 		{"umbrella", []weightedTerm{{"umbrella", 1, 0}}},
 		{"would", []weightedTerm{{"would", 1, 0}}},
 		{"refund hasn shouldn", []weightedTerm{{"refund", 1, 0}}},
@@ -1199,5 +1202,18 @@ func BenchmarkExpandedSearch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSplitLetterDigit: a word mixing letters and digits is split where
+// one turns into the other; other words are not.
+func TestSplitLetterDigit(t *testing.T) {
+	for in, want := range map[string]string{
+		"sha256": "sha 256", "utf8": "utf 8", "v2beta1": "v 2 beta 1", "3d": "3 d", "x": "",
+		"base": "", "2024": "", "sha 256": "", "": "", "ipv6": "ipv 6",
+	} {
+		if got := splitLetterDigit(in); got != want {
+			t.Errorf("splitLetterDigit(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

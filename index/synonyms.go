@@ -477,6 +477,9 @@ var synonymSets = []synonymSet{
 // relatedSets link specific words to the broader words tool descriptions
 // use, one way only.
 var relatedSets = []relatedSet{
+	// Saving something is writing it somewhere ("save the text to a file").
+	{weightRelated, "save", "write"},
+
 	// Weather words and the tools that report on them.
 	{weightRelated, "rain, raining, rainy, umbrella, drizzle, shower, showers, precipitation",
 		"weather, forecast, precipitation"},
