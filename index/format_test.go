@@ -4,13 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -19,23 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // file under -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-	}
+	testenv.Golden(t, filepath.Join("testdata", "golden", name), []byte(got), *update)
 }
 
 func sampleDocs() []SkillDoc {

@@ -76,18 +76,7 @@ func TestConfigGolden(t *testing.T) {
 			}
 			out = append(out, '\n')
 			golden := strings.TrimSuffix(file, ".toml") + ".golden.json"
-			if *update {
-				if err := os.WriteFile(golden, out, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./packs -run Golden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), string(out)); diff != "" {
-				t.Errorf("golden mismatch (-want +got):\n%s", diff)
-			}
+			compareGolden(t, golden, string(out))
 			if bytes.Contains(out, []byte("golden-secret")) {
 				t.Errorf("a secret value reached the golden output")
 			}

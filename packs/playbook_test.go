@@ -81,19 +81,7 @@ func TestPlaybookGolden(t *testing.T) {
 			}
 			got := buf.Bytes()
 			golden := filepath.Join(playbookTestdata, stem+".golden.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./packs -run Golden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
-			}
+			compareGolden(t, golden, string(got))
 		})
 	}
 	if n < 5 {

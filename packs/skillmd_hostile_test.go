@@ -3,12 +3,11 @@ package packs
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 // fm builds a SKILL.md from frontmatter lines and a body.
@@ -116,17 +115,5 @@ func TestParseSkillMDHostile(t *testing.T) {
 // -update.
 func compareGolden(t *testing.T, golden, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./packs -run Hostile -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
-	}
+	testenv.Golden(t, golden, []byte(got), *update)
 }

@@ -79,19 +79,7 @@ func TestSkillMDGolden(t *testing.T) {
 			}
 			got := buf.Bytes()
 			golden := filepath.Join(skillmdTestdata, e.Name()+".golden.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./packs -run Golden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
-			}
+			compareGolden(t, golden, string(got))
 		})
 	}
 	if n == 0 {

@@ -408,18 +408,7 @@ func TestSourcesGolden(t *testing.T) {
 			out, _ := json.MarshalIndent(got, "", "  ")
 			out = append(out, '\n')
 			golden := dir + ".golden.json"
-			if *update {
-				if err := os.WriteFile(golden, out, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./packs -run Golden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), string(out)); diff != "" {
-				t.Errorf("golden mismatch (-want +got):\n%s", diff)
-			}
+			compareGolden(t, golden, string(out))
 		})
 	}
 }

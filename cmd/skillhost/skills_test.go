@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 func TestValidate(t *testing.T) {
@@ -181,19 +181,7 @@ func TestSkillsCLIGolden(t *testing.T) {
 			}
 			got := strings.ReplaceAll(r.stdout, dir, "<dir>")
 			golden := filepath.Join(dir, tc.golden)
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./cmd/skillhost -run Golden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
-			}
+			testenv.Golden(t, golden, []byte(got), *update)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -163,18 +163,7 @@ func TestDescribeGolden(t *testing.T) {
 	}
 	pretty = append(pretty, '\n')
 	golden := filepath.Join("testdata", "describe.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, pretty, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(pretty)); diff != "" {
-		t.Errorf("describe output (-want +got):\n%s", diff)
-	}
+	testenv.Golden(t, golden, pretty, *update)
 }
 
 func TestToolPanicsOnBadRegistration(t *testing.T) {
