@@ -502,7 +502,7 @@ func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
 	}
 	now := s.nowNano()
 	err = s.write(ctx, func(tx *sql.Tx, d *writeDelta) error {
-		d.skills, d.skillIDs = true, []string{skillID(sk.Scope, sk.Name)}
+		d.skills.changed, d.skills.uids = true, []string{skillID(sk.Scope, sk.Name)}
 		w, err := newSkillWriter(ctx, tx, now)
 		if err != nil {
 			return err
@@ -513,8 +513,8 @@ func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
 			return err
 		}
 		if ok {
-			if st.id != d.skillIDs[0] {
-				d.skillIDs = append(d.skillIDs, st.id) // the row stored under another ID
+			if st.id != d.skills.uids[0] {
+				d.skills.uids = append(d.skills.uids, st.id) // the row stored under another ID
 			}
 			return w.replace(ctx, st, sk, pack)
 		}
@@ -576,7 +576,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 	err = s.write(ctx, func(tx *sql.Tx, d *writeDelta) error {
 		// Every row inserted, rewritten, repinned or deleted is reported
 		// (pack is searchable: it orders ties).
-		d.skills, d.skillIDs = true, []string{}
+		d.skills.changed, d.skills.uids = true, []string{}
 		rep = PackReport{Pack: pack}
 		w, err := newSkillWriter(ctx, tx, now)
 		if err != nil {
@@ -593,7 +593,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 				if err := w.add(ctx, sk, pack); err != nil {
 					return fmt.Errorf("inserting skill %q: %w", sk.Name, err)
 				}
-				d.skillIDs = append(d.skillIDs, skillID(sc, sk.Name))
+				d.skills.uids = append(d.skills.uids, skillID(sc, sk.Name))
 				rep.Added = append(rep.Added, sk.Name)
 			case st.origin != OriginPack:
 				rep.Skipped = append(rep.Skipped, sk.Name)
@@ -605,7 +605,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 						boolInt(sk.Pinned), pack, st.id); err != nil {
 						return err
 					}
-					d.skillIDs = append(d.skillIDs, st.id)
+					d.skills.uids = append(d.skills.uids, st.id)
 				}
 				if st.hash == sk.ContentHash {
 					rep.Unchanged = append(rep.Unchanged, sk.Name)
@@ -616,9 +616,9 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 				if err := w.replace(ctx, st, sk, pack); err != nil {
 					return fmt.Errorf("updating skill %q: %w", sk.Name, err)
 				}
-				d.skillIDs = append(d.skillIDs, st.id)
+				d.skills.uids = append(d.skills.uids, st.id)
 				if id := skillID(sc, sk.Name); id != st.id {
-					d.skillIDs = append(d.skillIDs, id) // a moved row takes this ID
+					d.skills.uids = append(d.skills.uids, id) // a moved row takes this ID
 				}
 				rep.Updated = append(rep.Updated, sk.Name)
 			}
@@ -647,7 +647,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 			if _, err := tx.ExecContext(ctx, `DELETE FROM skills WHERE id = ?`, g[0]); err != nil {
 				return err
 			}
-			d.skillIDs = append(d.skillIDs, g[0])
+			d.skills.uids = append(d.skills.uids, g[0])
 			rep.Removed = append(rep.Removed, g[1])
 		}
 		var total int

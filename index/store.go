@@ -215,26 +215,25 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// writeDelta says which records a write changed, so that the in-memory
-// snapshots can follow it instead of being reloaded.
-type writeDelta struct {
-	// tools says tool rows changed; toolNames are the names inserted,
-	// updated or deleted (nil when tools is set: unknown, reload).
-	tools     bool
-	toolNames []string
-	// skills says skill rows changed; skillIDs are the storage IDs (one
-	// per name and scope) of the skills inserted, updated or deleted (nil
-	// when skills is set: unknown, reload).
-	skills   bool
-	skillIDs []string
+// kindChange is what a write changed of one kind of record (tools or
+// skills), so that its in-memory snapshot can follow the write instead of
+// being reloaded.
+type kindChange struct {
+	// changed says rows of the kind changed; uids are the keys of the rows
+	// inserted, updated or deleted (tool names, skill storage IDs: one per
+	// name and scope), nil when unknown (the snapshot is then reloaded).
+	changed bool
+	uids    []string
+	// apply says rows, read in the writing transaction by changedRows,
+	// are the changed rows as stored now and fit the snapshot.
+	apply bool
+	rows  []snapEntry
 }
 
-// followed is what a write read, inside its transaction, for the snapshots
-// to follow it: per kind, whether the change is applied in place and the
-// changed rows.
-type followed struct {
-	tools, skills       bool
-	toolRows, skillRows []snapEntry
+// writeDelta is what a write changed, kind by kind; fn fills changed and
+// uids, write the rest.
+type writeDelta struct {
+	tools, skills kindChange
 }
 
 // write runs fn in one immediate transaction, holding the store's write lock,
@@ -266,14 +265,15 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) er
 		tx.Rollback()
 		return s.wrapErr(err)
 	}
-	var f followed
-	f.toolRows, f.tools, err = s.changedRows(ctx, tx, &s.toolSnaps, prev, d.tools, d.toolNames)
-	if err == nil {
-		f.skillRows, f.skills, err = s.changedRows(ctx, tx, &s.skillSnaps, prev, d.skills, d.skillIDs)
-	}
-	if err != nil {
-		tx.Rollback()
-		return s.wrapErr(err)
+	kinds := [...]struct {
+		h *snapHolder
+		c *kindChange
+	}{{&s.toolSnaps, &d.tools}, {&s.skillSnaps, &d.skills}}
+	for _, k := range kinds {
+		if k.c.rows, k.c.apply, err = s.changedRows(ctx, tx, k.h, prev, k.c); err != nil {
+			tx.Rollback()
+			return s.wrapErr(err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO index_meta(key, value) VALUES ('generation', '1')
@@ -285,7 +285,9 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) er
 		return s.wrapErr(err)
 	}
 	s.writeGen.Add(1)
-	s.follow(ctx, prev, &d, &f)
+	for _, k := range kinds {
+		s.follow(ctx, k.h, prev, k.c)
+	}
 	return nil
 }
 
@@ -294,18 +296,17 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) er
 // the snapshot to be updated in place; past it the snapshot is reloaded.
 const maxFollowed = 4
 
-// changedRows reads, inside the writing transaction, the rows of h's kind a
-// write changed (changed, with the uids it reported), when h's snapshot is
-// of the generation before the write and the change is small enough to
-// apply to it (apply is then true).
-func (s *Store) changedRows(ctx context.Context, tx *sql.Tx, h *snapHolder, prev int64, changed bool, uids []string) (rows []snapEntry, apply bool, err error) {
+// changedRows reads, inside the writing transaction, the rows of h's kind
+// that c reports changed, when h's snapshot is of the generation before the
+// write and the change is small enough to apply to it (apply is then true).
+func (s *Store) changedRows(ctx context.Context, tx *sql.Tx, h *snapHolder, prev int64, c *kindChange) (rows []snapEntry, apply bool, err error) {
 	cur := h.cur.Load()
-	if !changed || uids == nil || cur == nil || cur.gen != prev ||
-		(cur.gone+len(uids))*maxFollowed > cur.size() {
+	if !c.changed || c.uids == nil || cur == nil || cur.gen != prev ||
+		(cur.gone+len(c.uids))*maxFollowed > cur.size() {
 		return nil, false, nil
 	}
 	var out []snapEntry
-	for ids := uids; len(ids) > 0; {
+	for ids := c.uids; len(ids) > 0; {
 		chunk := ids[:min(len(ids), 500)]
 		ids = ids[len(chunk):]
 		args := make([]any, len(chunk))
@@ -332,30 +333,22 @@ func (s *Store) changedRows(ctx context.Context, tx *sql.Tx, h *snapHolder, prev
 	return out, true, nil
 }
 
-// follow brings the snapshots that were of generation prev to prev+1 after
-// a committed write: unchanged kinds are relabelled, a small change is
-// applied in place (the rows read by changedRows), a larger one is
-// reloaded here, in the writer. Snapshots of an older generation are left
-// as they were.
-func (s *Store) follow(ctx context.Context, prev int64, d *writeDelta, f *followed) {
-	s.followKind(ctx, &s.toolSnaps, prev, d.tools, f.tools, d.toolNames, f.toolRows)
-	s.followKind(ctx, &s.skillSnaps, prev, d.skills, f.skills, d.skillIDs, f.skillRows)
-}
-
-// followKind is follow for one kind: changed says the write changed its
-// records, apply that uids and rows describe the change and fit the
-// snapshot.
-func (s *Store) followKind(ctx context.Context, h *snapHolder, prev int64, changed, apply bool, uids []string, rows []snapEntry) {
+// follow brings h's snapshot, if it was of generation prev, to prev+1
+// after a committed write that made the change c: an unchanged kind is
+// relabelled, a small change applied in place (c.rows), a larger one
+// reloaded here, in the writer. A snapshot of an older generation is left
+// as it was.
+func (s *Store) follow(ctx context.Context, h *snapHolder, prev int64, c *kindChange) {
 	cur := h.cur.Load()
 	if cur == nil || cur.gen != prev {
 		return
 	}
 	gen := prev + 1
 	switch {
-	case !changed:
+	case !c.changed:
 		h.offer(cur.relabel(gen))
-	case apply:
-		h.offer(s.update(cur, gen, uids, rows))
+	case c.apply:
+		h.offer(s.update(cur, gen, c.uids, c.rows))
 	default:
 		h.mu.Lock()
 		s.loadSnapshot(ctx, h) // on error the next search loads it

@@ -338,9 +338,9 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 			return err
 		}
 		wrote = true
-		d.tools = true
+		d.tools.changed = true
 		if !rebuild {
-			d.toolNames = append(append(append(make([]string, 0, len(rep.Added)+len(rep.Changed)+len(rep.Removed)),
+			d.tools.uids = append(append(append(make([]string, 0, len(rep.Added)+len(rep.Changed)+len(rep.Removed)),
 				rep.Added...), rep.Changed...), rep.Removed...)
 		}
 		return nil
