@@ -61,8 +61,9 @@ func scanSkillHitRanked(r rowScanner, h *hit) error {
 // search's transaction sees, text matches are ranked in its in-memory text
 // index, with FTS5's bm25 and the caller's scope, task type and shadowing
 // applied in memory: the SQL path's ranking without its pruning of
-// commoner words by document frequency; the query is not expanded. Titles and triggers are handed back with tool-reference
-// rewriting and, unless the store's options turn it off, redaction applied.
+// commoner words by document frequency; the query is not expanded. Titles
+// and triggers are handed back with tool-reference rewriting and, unless
+// the store's options turn it off, redaction applied.
 func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchResult, error) {
 	res, requested, err := s.searchSkills(ctx, q)
 	if err != nil {
@@ -428,18 +429,6 @@ func (s *Store) regexSkills(ctx context.Context, req searchReq, q SkillQuery) ([
 	if err != nil {
 		return nil, err
 	}
-	// The most specific visible scope of each name, when shadowing is
-	// possible at all.
-	var best map[string]int
-	if maxSpecificity(q.Scope) > 0 {
-		best = make(map[string]int)
-		for i := range snap.entries {
-			e := &snap.entries[i]
-			if sp := scopeSpecificity(e.scopeMode); sp > 0 && !e.gone && visibleTo(q.Scope, e.scopeMode, e.tenant, e.project) && sp > best[e.name] {
-				best[e.name] = sp
-			}
-		}
-	}
 	var hits []*hit
 	for i := range snap.entries {
 		e := &snap.entries[i]
@@ -449,11 +438,8 @@ func (s *Store) regexSkills(ctx context.Context, req searchReq, q SkillQuery) ([
 		if q.TaskType != "" && e.taskType != q.TaskType {
 			continue
 		}
-		if best[e.name] > scopeSpecificity(e.scopeMode) {
-			continue
-		}
 		sc := req.re.score(e.name, e.text...)
-		if sc == 0 {
+		if sc == 0 || snap.shadowed(q.Scope, e.name, e.scopeMode) {
 			continue
 		}
 		h := e.hit
