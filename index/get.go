@@ -292,6 +292,28 @@ func (s *Store) toolRedactor(ctx context.Context, visible func(string) bool, ext
 	if visible == nil {
 		return nil, nil
 	}
+	names, err := s.indexedToolNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newToolRedactor(visible, append(slices.Clip(names), extra...)), nil
+}
+
+// indexedToolNames returns the names of the indexed tools, read once per
+// store generation: every skill answer handed to a model judges them, and
+// reading thousands of names costs milliseconds. The slice is shared; do
+// not change it.
+func (s *Store) indexedToolNames(ctx context.Context) ([]string, error) {
+	gen, err := s.generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &s.toolNames
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.names != nil && c.gen == gen {
+		return c.names, nil
+	}
 	st, err := s.stmt(ctx, `SELECT name FROM tools`)
 	if err != nil {
 		return nil, err
@@ -301,18 +323,19 @@ func (s *Store) toolRedactor(ctx context.Context, visible func(string) bool, ext
 		return nil, s.wrapErr(err)
 	}
 	defer rows.Close()
-	known := append([]string(nil), extra...)
+	names := []string{}
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
 			return nil, s.wrapErr(err)
 		}
-		known = append(known, n)
+		names = append(names, n)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrapErr(err)
 	}
-	return newToolRedactor(visible, known), nil
+	c.gen, c.names = gen, names
+	return names, nil
 }
 
 // clean applies tool-reference rewriting and, unless disabled, redaction

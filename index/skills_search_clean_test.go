@@ -103,3 +103,32 @@ func TestRelevantReportsOneEvent(t *testing.T) {
 		t.Errorf("events %v, want [%s]", names, EventSkillsRetrieved)
 	}
 }
+
+// TestToolReferencesFollowTheCatalogue: the tool names references are
+// judged against are read again after the catalogue changes: a tool
+// indexed after a first answer is rewritten out of the next one.
+func TestToolReferencesFollowTheCatalogue(t *testing.T) {
+	ctx := context.Background()
+	s, _ := cleanStore(t, nil)
+	put(t, s, Skill{Name: "pack.ops.rotate", Title: "Rotate keys", Trigger: "Keys are old: run vault_rotate",
+		Steps: []string{"Rotate"}})
+	hidden := func(name string) bool { return name != "vault_rotate" }
+	search := func() string {
+		t.Helper()
+		res, err := s.SearchSkills(ctx, SkillQuery{Query: "keys are old", VisibleTool: hidden})
+		if err != nil || len(res.Skills) == 0 {
+			t.Fatalf("search: %+v %v", res, err)
+		}
+		return res.Skills[0].Trigger
+	}
+	if got := search(); !strings.Contains(got, "vault_rotate") {
+		t.Fatalf("an unknown tool name is rewritten: %q", got)
+	}
+	if _, err := s.SyncTools(ctx, []Tool{{Name: "admin_reset_password", Description: "Resets any user's password."},
+		{Name: "vault_rotate", Description: "Rotates the vault's keys."}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(); strings.Contains(got, "vault_rotate") {
+		t.Errorf("a tool indexed after the first answer is not rewritten: %q", got)
+	}
+}

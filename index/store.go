@@ -70,6 +70,14 @@ type Store struct {
 	// full-text statistics are keyed by it.
 	writeGen            atomic.Uint64
 	toolText, skillText ftsText
+
+	// toolNames caches the indexed tool names that tool-reference
+	// rewriting judges, by store generation.
+	toolNames struct {
+		mu    sync.Mutex
+		gen   int64
+		names []string
+	}
 }
 
 // Open opens the index at path, creating the file and its directory when they
