@@ -17,6 +17,8 @@ const (
 	DefaultMaxHTTPResponseBytes = 16 << 20
 	DefaultMaxKernelBytes       = 64 << 20
 	DefaultMaxToolDepth         = 4
+	DefaultMaxWriteBytes        = 64 << 20
+	DefaultMaxOpenFiles         = 64
 )
 
 // Config configures a Host. It is an immutable value: each WithXxx method
@@ -42,6 +44,8 @@ func NewConfig() Config {
 			MaxVarBytes:          DefaultMaxVarBytes,
 			MaxHTTPResponseBytes: DefaultMaxHTTPResponseBytes,
 			MaxKernelBytes:       DefaultMaxKernelBytes,
+			MaxWriteBytes:        DefaultMaxWriteBytes,
+			MaxOpenFiles:         DefaultMaxOpenFiles,
 		},
 		maxToolDepth: DefaultMaxToolDepth,
 		logLevel:     abi.LogInfo,
@@ -99,7 +103,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: default timeout %v is negative", ErrBadConfig, d.Timeout)
 	case d.MaxMemoryBytes > 4<<30:
 		return fmt.Errorf("%w: default max_memory_bytes %d is above the 4 GiB a 32-bit guest can address", ErrBadConfig, d.MaxMemoryBytes)
-	case d.MaxOutputBytes < 0 || d.MaxLogBytes < 0 || d.MaxVarBytes < 0 || d.MaxHTTPResponseBytes < 0 || d.MaxKernelBytes < 0:
+	case d.MaxOutputBytes < 0 || d.MaxLogBytes < 0 || d.MaxVarBytes < 0 || d.MaxHTTPResponseBytes < 0 || d.MaxKernelBytes < 0 ||
+		d.MaxWriteBytes < 0 || d.MaxOpenFiles < 0:
 		return fmt.Errorf("%w: default byte limits must not be negative", ErrBadConfig)
 	case d.MaxFuel < 0:
 		return fmt.Errorf("%w: default max_fuel %d is negative", ErrBadConfig, d.MaxFuel)
@@ -140,6 +145,12 @@ func overlay(base, top Limits) Limits {
 	}
 	if top.MaxFuel != 0 {
 		base.MaxFuel = top.MaxFuel
+	}
+	if top.MaxWriteBytes != 0 {
+		base.MaxWriteBytes = top.MaxWriteBytes
+	}
+	if top.MaxOpenFiles != 0 {
+		base.MaxOpenFiles = top.MaxOpenFiles
 	}
 	return base
 }

@@ -40,6 +40,13 @@ type Limits struct {
 	// any machine: a call that runs out ends with ErrLimit. 0 is no cap.
 	// Only metered modules (see Config.WithMetering) can be held to it.
 	MaxFuel int64 `json:"max_fuel,omitempty"`
+	// MaxWriteBytes caps what one call may write to its read-write mounts:
+	// bytes written, file growth by truncate, and a fixed charge for each
+	// file, directory or link it creates.
+	MaxWriteBytes int64 `json:"max_write_bytes,omitempty"`
+	// MaxOpenFiles caps the files and directories a guest may hold open at
+	// once through its mounts, the mount roots included.
+	MaxOpenFiles int64 `json:"max_open_files,omitempty"`
 }
 
 // Grant is a set of capabilities and limits. A manifest's request and an
@@ -69,7 +76,28 @@ type Grant struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Limits bound each call.
 	Limits Limits `json:"limits,omitzero"`
+	// Isolation says where the module's calls run: in this process, or in
+	// a supervised worker process (see Isolation). Only the operator's side
+	// counts; the stricter of the two sides wins in Intersect.
+	Isolation Isolation `json:"isolation,omitempty"`
 }
+
+// Isolation says where a module's calls run.
+type Isolation string
+
+// Isolation modes. The zero value takes the host's default
+// (Config.WithIsolation), which is IsolationInProcess unless set.
+const (
+	// IsolationDefault takes the host's configured default.
+	IsolationDefault Isolation = ""
+	// IsolationInProcess runs guests on goroutines of this process.
+	IsolationInProcess Isolation = "in-process"
+	// IsolationProcess runs guests in supervised child processes of the
+	// host binary: a worker that does not return within the deadline and a
+	// grace period is killed and replaced, so even a guest that defeated
+	// interruption cannot stall the host.
+	IsolationProcess Isolation = "process"
+)
 
 // Intersect returns the effective grant of a module that requests req under
 // an operator who grants op: only what both allow, with the smaller limit.
@@ -144,6 +172,12 @@ func Intersect(req, op Grant) Grant {
 		MaxHTTPResponseBytes: minNonZero(req.Limits.MaxHTTPResponseBytes, op.Limits.MaxHTTPResponseBytes),
 		MaxKernelBytes:       minNonZero(req.Limits.MaxKernelBytes, op.Limits.MaxKernelBytes),
 		MaxFuel:              minNonZero(req.Limits.MaxFuel, op.Limits.MaxFuel),
+		MaxWriteBytes:        minNonZero(req.Limits.MaxWriteBytes, op.Limits.MaxWriteBytes),
+		MaxOpenFiles:         minNonZero(req.Limits.MaxOpenFiles, op.Limits.MaxOpenFiles),
+	}
+	g.Isolation = op.Isolation
+	if req.Isolation == IsolationProcess {
+		g.Isolation = IsolationProcess
 	}
 	return g
 }
