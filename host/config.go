@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/skillhost/skillhost/abi"
@@ -19,6 +20,14 @@ const (
 	DefaultMaxToolDepth         = 4
 	DefaultMaxWriteBytes        = 64 << 20
 	DefaultMaxOpenFiles         = 64
+	// DefaultMaxTableElements bounds the elements a module's tables may
+	// hold together (each costs the host 8 bytes): 8 MiB of host memory.
+	// Go guests declare about 7,000.
+	DefaultMaxTableElements = 1 << 20
+	// DefaultMaxInitFuel caps the instructions a metered module's start
+	// function and initialisers may run: a Go guest's runtime start-up
+	// runs about 3 million.
+	DefaultMaxInitFuel = 1_000_000_000
 )
 
 // Config configures a Host. It is an immutable value: each WithXxx method
@@ -29,6 +38,8 @@ type Config struct {
 	maxToolDepth int
 	logLevel     abi.LogLevel
 	metering     bool
+	maxTableElem uint64
+	maxInitFuel  int64
 }
 
 // NewConfig returns the default configuration: no on-disk compilation
@@ -50,6 +61,8 @@ func NewConfig() Config {
 		maxToolDepth: DefaultMaxToolDepth,
 		logLevel:     abi.LogInfo,
 		metering:     true,
+		maxTableElem: DefaultMaxTableElements,
+		maxInitFuel:  DefaultMaxInitFuel,
 	}
 }
 
@@ -93,6 +106,25 @@ func (c Config) WithMetering(on bool) Config {
 	return c
 }
 
+// WithMaxTableElements sets how many elements the tables of one module may
+// hold together, declared and grown (each element costs the host 8 bytes).
+// A module declaring more is refused at load; table.grow past it returns
+// -1. It is fixed per host because it is compiled into the module.
+func (c Config) WithMaxTableElements(n uint64) Config {
+	c.maxTableElem = n
+	return c
+}
+
+// WithMaxInitFuel caps the instructions a metered module's start function
+// and initialisers may run when an instance is created (0: no cap but the
+// call's deadline, which always applies). A call's own max_fuel counts the
+// export alone, so that a call's outcome does not depend on whether its
+// instance was new or restored from a snapshot.
+func (c Config) WithMaxInitFuel(n int64) Config {
+	c.maxInitFuel = n
+	return c
+}
+
 // DefaultLimits returns the limits applied where a grant leaves a field zero.
 func (c Config) DefaultLimits() Limits { return c.defaults }
 
@@ -108,6 +140,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: default byte limits must not be negative", ErrBadConfig)
 	case d.MaxFuel < 0:
 		return fmt.Errorf("%w: default max_fuel %d is negative", ErrBadConfig, d.MaxFuel)
+	case c.maxTableElem == 0 || c.maxTableElem > math.MaxUint32:
+		return fmt.Errorf("%w: max table elements %d must be between 1 and %d", ErrBadConfig, c.maxTableElem, uint64(math.MaxUint32))
+	case c.maxInitFuel < 0:
+		return fmt.Errorf("%w: max init fuel %d is negative", ErrBadConfig, c.maxInitFuel)
 	case c.maxToolDepth < 0:
 		return fmt.Errorf("%w: max tool depth %d is negative", ErrBadConfig, c.maxToolDepth)
 	}

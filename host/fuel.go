@@ -6,7 +6,10 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/skillhost/skillhost/host/internal/rewrite"
 )
 
 // fuelSlice is the budget handed to a metered guest at a time: about 10^5
@@ -14,11 +17,26 @@ import (
 // host (a Go preemption point, where the deadline is checked) that often.
 const fuelSlice = 100_000
 
-// fuelFuncs is the skillhost:fuel module metered guests import.
-var fuelFuncs = []hostFunc{
-	{"refuel", none, []api.ValueType{i64}, func(ctx context.Context, in *instance, s []uint64) {
-		s[0] = uint64(in.refuel(ctx))
-	}},
+// instantiateFuelModule registers the skillhost:fuel module metered guests
+// import: refuel, which gets the calling module so that it can find the
+// budget global while a start function runs, before instantiation has
+// returned the module.
+func instantiateFuelModule(ctx context.Context, rt wazero.Runtime) (api.Module, error) {
+	return rt.NewHostModuleBuilder(rewrite.DefaultImportModule).NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, s []uint64) {
+			in := instFrom(ctx)
+			if in.budget == nil {
+				g, ok := mod.ExportedGlobal(in.m.c.budget).(api.MutableGlobal)
+				if !ok {
+					trapf(errInternal, "metered module has no mutable budget global")
+				}
+				in.budget = g
+			}
+			s[0] = uint64(in.refuel(ctx))
+		}), none, []api.ValueType{i64}).
+		WithName(rewrite.DefaultImportName).
+		Export(rewrite.DefaultImportName).
+		Instantiate(ctx)
 }
 
 // refuel is called by a metered guest whose budget ran out: it books the
@@ -34,7 +52,11 @@ func (in *instance) refuel(ctx context.Context) int64 {
 	if !in.deadline.IsZero() && time.Now().After(in.deadline) {
 		trap(context.DeadlineExceeded)
 	}
-	if max := in.limits.MaxFuel; max > 0 && !in.initializing && in.fuelUsed > max {
+	if max := in.maxFuel(); max > 0 && in.fuelUsed > max {
+		if in.initializing {
+			trap(&limitError{what: "initialisation fuel", unit: "instructions", limit: max,
+				detail: "the module's start function and initialisers ran past it"})
+		}
 		trap(&limitError{what: "fuel", unit: "instructions", limit: max, detail: fmt.Sprintf("%d used", in.fuelUsed)})
 	}
 	in.giveFuel()
@@ -48,11 +70,20 @@ func (in *instance) refuel(ctx context.Context) int64 {
 // giveFuel sets the budget to the next slice, or what is left of MaxFuel.
 func (in *instance) giveFuel() {
 	next := int64(fuelSlice)
-	if max := in.limits.MaxFuel; max > 0 && !in.initializing {
+	if max := in.maxFuel(); max > 0 {
 		next = min(next, max-in.fuelUsed)
 	}
 	in.fuelGiven = next
 	in.budget.Set(uint64(next))
+}
+
+// maxFuel is the fuel cap of what runs now: the host's initialisation cap
+// while the start function and initialisers run, the call's max_fuel after.
+func (in *instance) maxFuel() int64 {
+	if in.initializing {
+		return in.m.h.cfg.maxInitFuel
+	}
+	return in.limits.MaxFuel
 }
 
 // bookFuel adds what the guest used of the last slice to fuelUsed.

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -68,8 +70,9 @@ type Grant struct {
 	// Config holds the values config_get returns. In a request they are
 	// defaults; the operator's values win.
 	Config map[string]string `json:"config,omitempty"`
-	// Tools are the tools the module may call through tool_call ("*" in an
-	// operator grant allows whatever the request names).
+	// Tools are the tools the module may call through tool_call. "*" on
+	// one side of Intersect stands for every name the other side lists;
+	// "*" in an effective grant allows every tool.
 	Tools []string `json:"tools,omitempty"`
 	// Capabilities are the host services (namespaced ids such as
 	// "mail.send") the module may ask through capability_call.
@@ -111,9 +114,16 @@ const (
 //     globs together would match is refused, never widened.
 //   - Env names survive when the operator supplies a value.
 //   - Config: the request's defaults overlaid by the operator's values.
-//   - Tools and capabilities: names in both ("*" on the operator side means
-//     whatever the request names).
-//   - Limits: the smaller non-zero value of each.
+//   - Tools and capabilities: the names both sides allow. "*" on one side
+//     stands for every name the other side lists, so a request "*" under
+//     an operator list gets that list, and an operator "*" gets what the
+//     request lists; "*" survives only when both sides say "*". A side
+//     that lists nothing allows nothing.
+//   - Limits: req.Limits.Cap(op.Limits): each the smaller of the two where
+//     both are set, the one set where only one is. A zero operator field
+//     sets no ceiling, so a request could then go past the host's default:
+//     a caller that holds requests to the defaults passes op.Limits
+//     resolved against them (Config.Resolve), as the skillhost Engine does.
 func Intersect(req, op Grant) Grant {
 	var g Grant
 	for _, rm := range req.Mounts {
@@ -163,18 +173,7 @@ func Intersect(req, op Grant) Grant {
 	}
 	g.Tools = intersectNames(req.Tools, op.Tools)
 	g.Capabilities = intersectNames(req.Capabilities, op.Capabilities)
-	g.Limits = Limits{
-		Timeout:              minNonZero(req.Limits.Timeout, op.Limits.Timeout),
-		MaxMemoryBytes:       minNonZero(req.Limits.MaxMemoryBytes, op.Limits.MaxMemoryBytes),
-		MaxOutputBytes:       minNonZero(req.Limits.MaxOutputBytes, op.Limits.MaxOutputBytes),
-		MaxLogBytes:          minNonZero(req.Limits.MaxLogBytes, op.Limits.MaxLogBytes),
-		MaxVarBytes:          minNonZero(req.Limits.MaxVarBytes, op.Limits.MaxVarBytes),
-		MaxHTTPResponseBytes: minNonZero(req.Limits.MaxHTTPResponseBytes, op.Limits.MaxHTTPResponseBytes),
-		MaxKernelBytes:       minNonZero(req.Limits.MaxKernelBytes, op.Limits.MaxKernelBytes),
-		MaxFuel:              minNonZero(req.Limits.MaxFuel, op.Limits.MaxFuel),
-		MaxWriteBytes:        minNonZero(req.Limits.MaxWriteBytes, op.Limits.MaxWriteBytes),
-		MaxOpenFiles:         minNonZero(req.Limits.MaxOpenFiles, op.Limits.MaxOpenFiles),
-	}
+	g.Limits = req.Limits.Cap(op.Limits)
 	g.Isolation = op.Isolation
 	if req.Isolation == IsolationProcess {
 		g.Isolation = IsolationProcess
@@ -210,24 +209,62 @@ func narrowerGlob(a, b string) (string, bool) {
 	return "", false
 }
 
+// intersectNames returns the names both req and op allow, those of req
+// first. "*" on one side allows every name; it survives only when both
+// sides hold it.
 func intersectNames(req, op []string) []string {
+	reqAll, opAll := slices.Contains(req, "*"), slices.Contains(op, "*")
+	if reqAll && opAll {
+		return []string{"*"}
+	}
 	var out []string
-	for _, r := range req {
-		if (slices.Contains(op, "*") || slices.Contains(op, r)) && !slices.Contains(out, r) {
-			out = append(out, r)
+	for _, n := range slices.Concat(req, op) {
+		if n != "*" && (reqAll || slices.Contains(req, n)) && (opAll || slices.Contains(op, n)) && !slices.Contains(out, n) {
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func minNonZero[T int64 | uint64 | time.Duration](a, b T) T {
-	switch {
-	case a == 0:
-		return b
-	case b == 0:
-		return a
-	case a < b:
-		return a
+// Cap returns l with each limit held to ceiling's: the smaller of the two
+// where both are set, the one that is set where only one is (0 is "not
+// set": for MaxFuel, no cap). It is the one rule by which a request's
+// limits meet an operator's, applied to every field of Limits alike.
+func (l Limits) Cap(ceiling Limits) Limits {
+	out := l
+	lv, cv, ov := reflect.ValueOf(l), reflect.ValueOf(ceiling), reflect.ValueOf(&out).Elem()
+	for i := range lv.NumField() {
+		a, b := limitValue(lv.Field(i)), limitValue(cv.Field(i))
+		if a == 0 || (b != 0 && b < a) {
+			ov.Field(i).Set(cv.Field(i))
+		}
 	}
-	return b
+	return out
+}
+
+// LimitField is one field of Limits: its name as Limits encodes it in JSON
+// and its value (a Timeout in nanoseconds).
+type LimitField struct {
+	Name  string
+	Value int64
+}
+
+// Fields returns every field of l in declaration order, zero ones too.
+func (l Limits) Fields() []LimitField {
+	v := reflect.ValueOf(l)
+	out := make([]LimitField, v.NumField())
+	for i, f := range reflect.VisibleFields(v.Type()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out[i] = LimitField{Name: name, Value: limitValue(v.Field(i))}
+	}
+	return out
+}
+
+// limitValue reads a field of Limits, each an integer kind; a uint64 past
+// the int64 range reads as the largest int64.
+func limitValue(v reflect.Value) int64 {
+	if v.CanUint() {
+		return int64(min(v.Uint(), math.MaxInt64))
+	}
+	return v.Int()
 }

@@ -51,7 +51,15 @@ type instance struct {
 	fuelGiven    int64
 	fuelUsed     int64
 	initializing bool
-	deadline     time.Time
+	// initFuel is what the start function and the initialisers used.
+	initFuel int64
+	deadline time.Time
+	// begun is set from begin to the end of the call.
+	begun bool
+
+	// fds watches the WASI descriptor table (see wasistate.go): whether a
+	// call changed what the next one would find there.
+	fds fdState
 
 	// onInit, when set, runs once right after initialisation (to take the
 	// snapshot); uses counts the calls served; mutGlobals caches the
@@ -73,6 +81,10 @@ type instance struct {
 	initialized   bool
 }
 
+// newInstance instantiates the module for a call under g. ctx carries the
+// call's deadline: the module's start function, if it has one, runs during
+// instantiation, under that deadline and, for a metered module, with its
+// fuel counted and capped as the initialisers' (see instance.initialize).
 func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (in *instance, err error) {
 	limits := m.h.cfg.resolve(g.Limits)
 	if m.c.info.hasMemory && m.c.info.memMinPages*65536 > limits.MaxMemoryBytes {
@@ -91,7 +103,7 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 		depth:    CallDepth(ctx),
 		maxDepth: m.h.cfg.maxToolDepth,
 		kernel:   newKernel(limits.MaxKernelBytes),
-		ctx:      ctx,
+		fds:      fdState{first: int32(3 + len(g.Mounts))},
 	}
 	mc := wazero.NewModuleConfig().
 		WithName("").
@@ -115,6 +127,8 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 	in.closer = closers
 	mc = mc.WithFSConfig(fsc)
 
+	in.begin(ctx)
+	in.initializing = true
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
 	mod, err := m.c.runtime(m.h).InstantiateModule(ictx, m.c.cm, mc)
 	if err != nil {
@@ -125,7 +139,7 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 		return nil, in.failure("instantiate", 0, err)
 	}
 	in.mod = mod
-	if m.c.metered {
+	if m.c.metered && in.budget == nil {
 		g, ok := mod.ExportedGlobal(m.c.budget).(api.MutableGlobal)
 		if !ok {
 			in.close()
@@ -136,12 +150,32 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 	return in, nil
 }
 
+// begin starts a call (or an instantiation) under ctx, which carries its
+// deadline: everything the host keeps per call is reset.
+func (in *instance) begin(ctx context.Context) {
+	in.ctx, in.begun = ctx, true
+	in.deadline, _ = ctx.Deadline()
+	in.depth = CallDepth(ctx)
+	in.logs, in.logBytes, in.logsTruncated = nil, 0, false
+	in.fuelUsed, in.fuelGiven = 0, 0
+	if in.budget != nil {
+		in.budget.Set(0)
+	}
+}
+
 // reset prepares a restored instance for a call under g: everything but
 // what its profile fixed (mounts, env, memory cap) is taken from the call.
 func (in *instance) reset(g Grant, opts *CallOptions) {
 	in.grant = g
 	in.limits = in.m.h.cfg.resolve(g.Limits)
 	in.tools, in.services, in.onLog = opts.Tools, opts.Services, opts.OnLog
+}
+
+// reusable reports whether the instance can serve another call: it was
+// not closed (a guest's proc_exit closes it) and its WASI descriptor table
+// is the one it was created with.
+func (in *instance) reusable() bool {
+	return in.mod != nil && !in.mod.IsClosed() && !in.fds.changed() && !in.fds.noSnapshot
 }
 
 func (in *instance) close() {
@@ -155,15 +189,15 @@ func (in *instance) close() {
 	in.closer = nil
 }
 
-// call runs one export. The instance must not be used again after a call
-// that returned an error other than ErrGuest (see reusable).
+// call runs one export. ctx must carry the call's deadline (see
+// withDeadline). The instance must not be used again after a call that
+// returned an error other than ErrGuest, nor when reusable says so.
 func (in *instance) call(ctx context.Context, export string, input []byte, res *Result) (err error) {
-	ctx, cancel := context.WithTimeout(ctx, in.limits.Timeout)
-	defer cancel()
-	in.ctx = ctx
-	in.deadline, _ = ctx.Deadline()
-	in.depth = CallDepth(ctx)
-	in.logs, in.logBytes, in.logsTruncated = nil, 0, false
+	if !in.begun {
+		// A new instance began its call at instantiation: its start
+		// function's logs and fuel belong to this call.
+		in.begin(ctx)
+	}
 	in.kernel.reset()
 	defer func() {
 		if p := recover(); p != nil {
@@ -172,7 +206,7 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 				Message: fmt.Sprintf("internal error: %v", p), Cause: fmt.Errorf("%w: %v", errInternal, p)}
 		}
 		res.Logs, res.LogsTruncated = in.logs, in.logsTruncated
-		in.ctx = nil
+		in.ctx, in.begun = nil, false
 	}()
 	if err := in.kernel.setInput(input); err != nil {
 		return in.failure(export, 0, err)
@@ -183,22 +217,8 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 	}
 	cctx := context.WithValue(ctx, instKey{}, in)
 	if !in.initialized {
-		in.initializing = true
-		for _, name := range in.m.c.init {
-			var args []uint64
-			if name == "hs_init" {
-				args = []uint64{0, 0}
-			}
-			if _, err := in.mod.ExportedFunction(name).Call(cctx, args...); err != nil {
-				if !isExit0(err) {
-					return in.failure(name, 0, err)
-				}
-			}
-		}
-		in.initialized, in.initializing = true, false
-		if in.onInit != nil {
-			in.onInit(in)
-			in.onInit = nil
+		if err := in.initialize(cctx); err != nil {
+			return err
 		}
 	}
 	in.uses++
@@ -226,6 +246,7 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 	if callErr != nil {
 		var exit *sys.ExitError
 		if errors.As(callErr, &exit) && exit.ExitCode() == 0 && ctx.Err() == nil {
+			// proc_exit(0) ends the call well but closes the instance.
 			callErr = nil
 		} else {
 			if errors.As(callErr, &exit) && exit.ExitCode() < 256 {
@@ -259,6 +280,43 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 	} else {
 		res.Output = []byte{}
 	}
+	return nil
+}
+
+// initialize runs the module's initialisers (after the start function,
+// which ran at instantiation) under the call's deadline. Their fuel, the
+// start function's included, is counted apart from the call's and capped
+// by the host's initialisation cap (Config.WithMaxInitFuel), the same for
+// every call, so that whether a call's instance is new or restored never
+// changes its outcome: the call's own max_fuel and Result.Fuel count the
+// export alone.
+func (in *instance) initialize(ctx context.Context) error {
+	in.initializing = true
+	for _, name := range in.m.c.init {
+		var args []uint64
+		if name == "hs_init" {
+			args = []uint64{0, 0}
+		}
+		if _, err := in.mod.ExportedFunction(name).Call(ctx, args...); err != nil {
+			if !isExit0(err) || in.mod.IsClosed() {
+				return in.failure(name, 0, err)
+			}
+		}
+	}
+	if in.budget != nil {
+		in.bookFuel()
+		in.initFuel = in.fuelUsed
+	}
+	in.initialized, in.initializing = true, false
+	if in.fds.changed() {
+		// An initialiser left a file open or closed a preopen: no call
+		// may start from this state but the one that made it.
+		in.fds.noSnapshot = true
+	}
+	if in.onInit != nil && !in.fds.noSnapshot {
+		in.onInit(in)
+	}
+	in.onInit = nil
 	return nil
 }
 

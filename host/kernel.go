@@ -14,8 +14,12 @@ import (
 // 8-byte aligned. Freed blocks are kept on a free list and reused first-fit.
 // A kernel belongs to one instance and is used by one goroutine at a time.
 type kernel struct {
-	mem    []byte
+	mem []byte
+	// top is the end of the highest live block; hi is the end of the
+	// highest byte allocated or stored since the last reset: kernel memory
+	// past hi is all zero.
 	top    uint64
+	hi     uint64
 	max    uint64
 	blocks map[uint64]block // live blocks by start offset
 	free   []freeBlock
@@ -34,16 +38,34 @@ const (
 	// maxFreeScan bounds the first-fit search, keeping alloc O(1) amortised
 	// for guests that free many small blocks.
 	maxFreeScan = 64
+	// kernelKeep is the most kernel memory kept from one call to the next.
+	kernelKeep = 1 << 20
+	// blockOverhead is what the host spends on a block besides its bytes
+	// (its entry in the block table), counted against the kernel cap so
+	// that a million one-byte blocks cannot cost the host more than it.
+	blockOverhead = 48
 )
 
 func newKernel(max int64) *kernel {
 	return &kernel{max: uint64(max), top: kernelBase, blocks: make(map[uint64]block)}
 }
 
-// reset drops every block and the input, output and error.
+// reset drops every block and the input, output and error, and zeroes
+// what the blocks held: load_u8 and load_u64 may read anywhere in kernel
+// memory, and the next call must find nothing of this one's input, output
+// or messages. A large kernel memory is dropped rather than kept.
 func (k *kernel) reset() {
-	k.top = kernelBase
-	clear(k.blocks)
+	if len(k.mem) > kernelKeep {
+		k.mem = nil
+	} else {
+		clear(k.mem[:min(k.hi, uint64(len(k.mem)))])
+	}
+	k.top, k.hi = kernelBase, kernelBase
+	if len(k.blocks) > 1024 {
+		k.blocks = make(map[uint64]block)
+	} else {
+		clear(k.blocks)
+	}
 	k.free = k.free[:0]
 	k.inputOff, k.inputLen, k.outputOff, k.outputLen, k.errorOff = 0, 0, 0, 0, 0
 }
@@ -67,11 +89,14 @@ func (k *kernel) alloc(n uint64) (uint64, error) {
 			return f.off, nil
 		}
 	}
-	if size > k.max || k.top > k.max-size {
-		return 0, &limitError{what: "kernel memory", limit: int64(k.max), detail: fmt.Sprintf("alloc of %d bytes with %d in use", n, k.top-kernelBase)}
+	overhead := uint64(len(k.blocks)+1) * blockOverhead
+	if size > k.max || k.top > k.max-size || k.top+size > k.max-min(overhead, k.max) {
+		return 0, &limitError{what: "kernel memory", limit: int64(k.max),
+			detail: fmt.Sprintf("alloc of %d bytes with %d in use in %d blocks", n, k.top-kernelBase, len(k.blocks))}
 	}
 	off := k.top
 	k.top += size
+	k.hi = max(k.hi, k.top)
 	if k.top > uint64(len(k.mem)) {
 		newLen := max(uint64(len(k.mem))*2, k.top, 4096)
 		newLen = min(newLen, k.max+kernelBase)
@@ -155,6 +180,7 @@ func (k *kernel) storeU8(off uint64, v uint32) error {
 		return fmt.Errorf("%w: store_u8 at %d is outside kernel memory", errBadPointer, off)
 	}
 	k.mem[off] = byte(v)
+	k.hi = max(k.hi, off+1)
 	return nil
 }
 
@@ -163,6 +189,7 @@ func (k *kernel) storeU64(off, v uint64) error {
 		return fmt.Errorf("%w: store_u64 at %d is outside kernel memory", errBadPointer, off)
 	}
 	binary.LittleEndian.PutUint64(k.mem[off:], v)
+	k.hi = max(k.hi, off+8)
 	return nil
 }
 

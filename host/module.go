@@ -124,9 +124,14 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	if err := m.callable(export); err != nil {
 		return res, err
 	}
+	// The deadline starts before instantiation: a start function runs
+	// under it.
+	limits := m.h.cfg.resolve(opts.Grant.Limits)
+	ctx, cancel := context.WithTimeout(ctx, limits.Timeout)
+	defer cancel()
 	var fp *freshPool
 	if m.c.snapshottable() {
-		fp = m.freshPool(profile(opts.Grant, m.h.cfg.resolve(opts.Grant.Limits)))
+		fp = m.freshPool(profile(opts.Grant, limits))
 	}
 	var in *instance
 	if fp != nil {
@@ -145,7 +150,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	}
 	err := in.call(ctx, export, input, res)
 	res.Duration = time.Since(start)
-	if fp == nil || (err != nil && !errors.Is(err, ErrGuest)) || !fp.put(in) {
+	if fp == nil || (err != nil && !errors.Is(err, ErrGuest)) || !in.reusable() || !fp.put(in) {
 		in.close()
 	}
 	return res, err

@@ -16,7 +16,9 @@ import (
 // one call to the next in the same instance, so one caller can see what
 // another left behind. Use pools only for modules you trust with all their
 // callers' data; Module.Call gives every call a fresh instance. What a pool
-// still isolates: kernel memory (input, output, error) is reset per call,
+// still isolates: kernel memory (input, output, error) is reset and zeroed
+// per call, the WASI descriptor table is as the instance began (an instance
+// whose call closed a preopen or left a file open is discarded),
 // limits and deadlines apply per call, and an instance that trapped, timed
 // out or hit a limit is discarded, never reused.
 //
@@ -53,13 +55,15 @@ func (p *Pool) Call(ctx context.Context, export string, input []byte) (*Result, 
 	}
 	defer func() { <-p.sem }()
 
+	ctx, cancel := context.WithTimeout(ctx, p.m.h.cfg.resolve(p.opts.Grant.Limits).Timeout)
+	defer cancel()
 	in, err := p.get(ctx)
 	if err != nil {
 		return res, err
 	}
 	err = in.call(ctx, export, input, res)
 	res.Duration = time.Since(start)
-	if err == nil || errors.Is(err, ErrGuest) {
+	if (err == nil || errors.Is(err, ErrGuest)) && in.reusable() {
 		p.put(in)
 	} else {
 		in.close()

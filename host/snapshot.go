@@ -52,7 +52,7 @@ type freshPool struct {
 // snapshottable reports whether restoring memory and globals gives an
 // instance exactly the state of a new one.
 func (c *compiled) snapshottable() bool {
-	if !c.metered || c.writesTables {
+	if !c.metered || c.writesOutside {
 		return false
 	}
 	for _, g := range c.globals {

@@ -427,8 +427,14 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 			return nil, err
 		}
 		cost++
+		if (in.op == 0x23 || in.op == 0x24) && in.idx >= m.budgetGlobal {
+			// Checked here too, although a host validates the module
+			// first: the budget global is appended at this index, and an
+			// out-of-range global.set would name it.
+			return nil, malformed(at, "function %d uses global %d, but the module has %d globals", fn, in.idx, m.budgetGlobal)
+		}
 		if (in.op == 0x26 || in.op == 0xfc) && writesTable(m.in, at, end, in.op) {
-			m.info.WritesTables = true
+			m.info.WritesOutsideMemory = true
 		}
 		if in.fend != 0 {
 			if err := m.patchFunc(in.fpos, in.fend, in.fidx); err != nil {
@@ -497,8 +503,9 @@ func (m *module) customSection(out []byte, s section) ([]byte, error) {
 }
 
 // writesTable reports whether the instruction at b[at:] (opcode op) can
-// change a table or a passive element segment: table.set, and table.init,
-// elem.drop, table.copy, table.grow and table.fill under the 0xfc prefix.
+// change a table or a passive segment: table.set, and data.drop,
+// table.init, elem.drop, table.copy, table.grow and table.fill under the
+// 0xfc prefix.
 func writesTable(b []byte, at, end int, op byte) bool {
 	switch op {
 	case 0x26:
@@ -506,7 +513,7 @@ func writesTable(b []byte, at, end int, op byte) bool {
 	case 0xfc:
 		r := reader{b: b, pos: at + 1, end: end}
 		sub, err := r.u32()
-		return err == nil && (sub >= 12 && sub <= 17 && sub != 16)
+		return err == nil && (sub == 9 || (sub >= 12 && sub <= 17 && sub != 16))
 	}
 	return false
 }

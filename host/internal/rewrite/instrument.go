@@ -51,11 +51,11 @@ type Info struct {
 	// Checks is the number of budget checks inserted: one per defined
 	// function and one per loop.
 	Checks int
-	// WritesTables is set when the code contains an instruction that can
-	// change a table or an element segment at run time (table.set,
-	// table.init, elem.drop, table.copy, table.grow, table.fill): state a
-	// snapshot of memory and globals does not cover.
-	WritesTables bool
+	// WritesOutsideMemory is set when the code contains an instruction that
+	// can change a table or a passive segment at run time (table.set,
+	// table.init, elem.drop, table.copy, table.grow, table.fill, data.drop):
+	// state a snapshot of memory and globals does not cover.
+	WritesOutsideMemory bool
 }
 
 // GlobalExport is a mutable global exported for Options.ExportGlobals.

@@ -132,6 +132,9 @@ type inst struct {
 	// return_call, ref.func); fend is 0 when there is none.
 	fpos, fend int
 	fidx       uint32
+	// idx is the immediate of a one-u32 instruction (immU32), such as
+	// the global index of global.get and global.set.
+	idx uint32
 }
 
 // opError is an unknown opcode, before the caller says where it was.
@@ -201,7 +204,7 @@ func (r *reader) instr(in *inst) error {
 	case immBlock:
 		return r.blockType()
 	case immU32:
-		_, err = r.u32()
+		in.idx, err = r.u32()
 	case immU32x2:
 		if _, err = r.u32(); err == nil {
 			_, err = r.u32()

@@ -86,7 +86,7 @@ func TestRenumber(t *testing.T) {
 		RefuelFunc:   1,
 		Globals:      []GlobalExport{{Index: 1, Export: GlobalExportPrefix + "1", Type: 0x7f}},
 		Checks:       12,
-		WritesTables: true, // table.set and table.init
+		WritesOutsideMemory: true, // table.set and table.init
 	}
 	if d := cmp.Diff(wantInfo, info); d != "" {
 		t.Errorf("info (-want +got):\n%s", d)

@@ -2,8 +2,9 @@ package rewrite
 
 import "testing"
 
-// Info.WritesTables is set exactly for code that can change a table.
-func TestWritesTables(t *testing.T) {
+// Info.WritesOutsideMemory is set exactly for code that can change a table
+// or a passive segment.
+func TestWritesOutsideMemory(t *testing.T) {
 	// (module (table 1 funcref) (func (export "f") BODY)) with BODY given
 	// as raw instruction bytes (before the final end).
 	module := func(body ...byte) []byte {
@@ -29,6 +30,8 @@ func TestWritesTables(t *testing.T) {
 		{"table.grow", []byte{0xd0, 0x70, 0x41, 1, 0xfc, 15, 0, 0x1a}, true},
 		{"table.fill", []byte{0x41, 0, 0xd0, 0x70, 0x41, 0, 0xfc, 17, 0}, true},
 		{"memory.fill is not a table", []byte{0x41, 0, 0x41, 0, 0x41, 0, 0xfc, 11, 0}, false},
+		{"data.drop", []byte{0xfc, 9, 0}, true},
+		{"elem.drop", []byte{0xfc, 13, 0}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,8 +39,8 @@ func TestWritesTables(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if info.WritesTables != tt.want {
-				t.Errorf("WritesTables = %v, want %v", info.WritesTables, tt.want)
+			if info.WritesOutsideMemory != tt.want {
+				t.Errorf("WritesOutsideMemory = %v, want %v", info.WritesOutsideMemory, tt.want)
 			}
 		})
 	}

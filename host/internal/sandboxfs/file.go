@@ -34,6 +34,9 @@ type file struct {
 	append   bool
 	nonblock bool
 	closed   bool
+	// counted is set when the file holds a slot of the FS's budget, which
+	// Close gives back.
+	counted bool
 }
 
 var _ experimentalsys.PollableFile = (*file)(nil)
@@ -244,8 +247,48 @@ func (f *file) Write(buf []byte) (int, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
+	var gap int64
+	if f.fs.budget != nil && !f.append {
+		off, err := f.f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0, f.fs.errno(err)
+		}
+		g, errno := f.gap(off)
+		if errno != 0 {
+			return 0, errno
+		}
+		gap = g
+	}
+	if errno := f.fs.budget.chargeWrite(gap + int64(len(buf))); errno != 0 {
+		return 0, errno
+	}
 	n, err := f.f.Write(buf)
+	f.refundShort(n, len(buf), gap)
 	return n, f.fs.errno(err)
+}
+
+// gap returns how far past the end of the file the offset off lies, as the
+// budget charges it for a write at off: 0 within the file.
+func (f *file) gap(off int64) (int64, experimentalsys.Errno) {
+	info, err := f.f.Stat()
+	if err != nil {
+		return 0, f.fs.errno(err)
+	}
+	return max(off-info.Size(), 0), 0
+}
+
+// refundShort gives back to the budget what a write of want bytes after a
+// gap charged but did not write: the bytes short, and the gap too when
+// nothing was written, since the file did not grow.
+func (f *file) refundShort(n, want int, gap int64) {
+	if n >= want {
+		return
+	}
+	refund := int64(want - max(n, 0))
+	if n <= 0 {
+		refund += gap
+	}
+	f.fs.budget.refundWrite(refund)
 }
 
 // Pwrite implements the same method as documented on experimentalsys.File.
@@ -263,7 +306,19 @@ func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
+	var gap int64
+	if f.fs.budget != nil {
+		g, errno := f.gap(off)
+		if errno != 0 {
+			return 0, errno
+		}
+		gap = g
+	}
+	if errno := f.fs.budget.chargeWrite(gap + int64(len(buf))); errno != 0 {
+		return 0, errno
+	}
 	n, err := f.f.WriteAt(buf, off)
+	f.refundShort(n, len(buf), gap)
 	return n, f.fs.errno(err)
 }
 
@@ -275,7 +330,22 @@ func (f *file) Truncate(size int64) experimentalsys.Errno {
 	if size < 0 {
 		return experimentalsys.EINVAL
 	}
-	return f.fs.errno(f.f.Truncate(size))
+	var growth int64
+	if f.fs.budget != nil {
+		info, err := f.f.Stat()
+		if err != nil {
+			return f.fs.errno(err)
+		}
+		growth = max(size-info.Size(), 0)
+	}
+	if errno := f.fs.budget.chargeWrite(growth); errno != 0 {
+		return errno
+	}
+	errno := f.fs.errno(f.f.Truncate(size))
+	if errno != 0 {
+		f.fs.budget.refundWrite(growth)
+	}
+	return errno
 }
 
 // Sync implements the same method as documented on experimentalsys.File.
@@ -315,6 +385,10 @@ func (f *file) Close() experimentalsys.Errno {
 		return 0
 	}
 	f.closed = true
+	if f.counted {
+		f.counted = false
+		f.fs.budget.releaseOpen()
+	}
 	return f.fs.errno(f.f.Close())
 }
 

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,6 +24,10 @@ import (
 type FS struct {
 	root     *os.Root
 	readOnly bool
+	budget   *Budget
+	// preopen is set once wazero's open of the root for the preopen, which
+	// the budget does not count, has been handed out.
+	preopen atomic.Bool
 
 	// escapeErr is the error os.Root wraps when a path would leave the root.
 	// The os package does not export it, so New asks the root for it once.
@@ -35,11 +40,18 @@ var _ experimentalsys.FS = (*FS)(nil)
 // change to the directory tree or to file contents is refused. The caller must
 // Close the FS once no module instance uses it any more.
 func New(hostDir string, readOnly bool) (*FS, error) {
+	return NewWithBudget(hostDir, readOnly, nil)
+}
+
+// NewWithBudget is New with the writes and open files metered by b, which
+// the FS of every mount of one module instance share (see Budget). An FS with
+// a budget serves that one instance. A nil b meters nothing.
+func NewWithBudget(hostDir string, readOnly bool, b *Budget) (*FS, error) {
 	root, err := os.OpenRoot(hostDir)
 	if err != nil {
 		return nil, fmt.Errorf("sandboxfs: opening mount directory %q: %w", hostDir, err)
 	}
-	s := &FS{root: root, readOnly: readOnly}
+	s := &FS{root: root, readOnly: readOnly, budget: b}
 	// ".." always escapes, and os.Root refuses it before any system call.
 	var pe *os.PathError
 	if _, err := root.Lstat(".."); errors.As(err, &pe) {
@@ -102,24 +114,55 @@ func (s *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (e
 		return nil, experimentalsys.EACCES
 	}
 
+	// The budget: a slot among the open files (not for wazero's own open of
+	// the root for the preopen), and the creation charge when O_CREAT will
+	// create. Both are given back if the open fails.
+	counted := true
+	if name == "." && flag == experimentalsys.O_RDONLY && perm == 0 && s.budget != nil && s.preopen.CompareAndSwap(false, true) {
+		counted = false
+	} else if errno := s.budget.acquireOpen(); errno != 0 {
+		return nil, errno
+	}
+	var charged int64
+	if flag&experimentalsys.O_CREAT != 0 && errors.Is(err, fs.ErrNotExist) {
+		if errno := s.budget.chargeWrite(CreateCharge); errno != 0 {
+			s.budget.releaseOpen()
+			return nil, errno
+		}
+		charged = CreateCharge
+	}
+	fail := func(f *os.File, errno experimentalsys.Errno) (experimentalsys.File, experimentalsys.Errno) {
+		if f != nil {
+			_ = f.Close()
+			// It was created all the same; the charge stays.
+		} else {
+			s.budget.refundWrite(charged)
+		}
+		if counted {
+			s.budget.releaseOpen()
+		} else {
+			s.preopen.Store(false)
+		}
+		return nil, errno
+	}
+
 	osFlag := toOSFlag(flag)
 	f, err := s.root.OpenFile(name, osFlag, perm&fs.ModePerm)
 	if err != nil {
-		return nil, s.errno(err)
+		return fail(nil, s.errno(err))
 	}
 	if info, err = f.Stat(); err != nil {
-		_ = f.Close()
-		return nil, s.errno(err)
+		return fail(f, s.errno(err))
 	}
 	if !info.Mode().IsRegular() && !info.IsDir() {
-		_ = f.Close()
-		return nil, experimentalsys.EACCES
+		return fail(f, experimentalsys.EACCES)
 	}
 	if flag&experimentalsys.O_DIRECTORY != 0 && !info.IsDir() {
-		_ = f.Close()
-		return nil, experimentalsys.ENOTDIR
+		return fail(f, experimentalsys.ENOTDIR)
 	}
-	return newFile(s, name, flag, osFlag, f, info), 0
+	nf := newFile(s, name, flag, osFlag, f, info)
+	nf.counted = counted
+	return nf, 0
 }
 
 // Lstat implements the same method as documented on experimentalsys.FS.
@@ -154,7 +197,13 @@ func (s *FS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 	if errno != 0 {
 		return errno
 	}
+	if errno = s.budget.chargeWrite(CreateCharge); errno != 0 {
+		return errno
+	}
 	errno = s.errno(s.root.Mkdir(name, perm&fs.ModePerm))
+	if errno != 0 {
+		s.budget.refundWrite(CreateCharge)
+	}
 	if errno == experimentalsys.ENOTDIR {
 		errno = experimentalsys.ENOENT // as wazero's DirFS
 	}

@@ -67,6 +67,18 @@ func (fx fixture) open(t testing.TB, readOnly bool) *FS {
 	return s
 }
 
+// openBudget returns a new FS on the fixture's mount metered by b, closed
+// when the test ends.
+func (fx fixture) openBudget(t testing.TB, readOnly bool, b *Budget) *FS {
+	t.Helper()
+	s, err := NewWithBudget(fx.mount, readOnly, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // snapshot returns every entry under dir with its type and, for regular
 // files, contents; for links, their target.
 func snapshot(t testing.TB, dir string) map[string]string {
@@ -143,6 +155,8 @@ var errnoNames = map[experimentalsys.Errno]string{
 	experimentalsys.ENOTSUP:   "ENOTSUP",
 	experimentalsys.EPERM:     "EPERM",
 	experimentalsys.EROFS:     "EROFS",
+	EDQUOT:                    "EDQUOT",
+	EMFILE:                    "EMFILE",
 }
 
 func errnoName(errno experimentalsys.Errno) string {
