@@ -121,7 +121,7 @@ func (fp *freshPool) take(in *instance) {
 		return
 	}
 	s := &snapshot{}
-	if mem := in.mod.Memory(); mem != nil {
+	if mem := in.memory(); mem != nil {
 		buf, _ := mem.Read(0, mem.Size())
 		s.mem = append([]byte(nil), buf...)
 	}
@@ -154,6 +154,15 @@ func (fp *freshPool) put(in *instance) bool {
 
 var errGrown = errors.New("memory grew during the call")
 
+// memory returns the instance's linear memory, or nil when the module has
+// none (wazero then returns a non-nil interface holding a nil memory).
+func (in *instance) memory() api.Memory {
+	if !in.m.c.info.hasMemory {
+		return nil
+	}
+	return in.mod.Memory()
+}
+
 // globals returns the instance's exported mutable globals, in the order
 // of compiled.globals.
 func (in *instance) globals() []api.MutableGlobal {
@@ -169,7 +178,7 @@ func (in *instance) globals() []api.MutableGlobal {
 // restore puts the snapshot's memory and globals back and clears what the
 // host keeps per instance.
 func (in *instance) restore(s *snapshot) error {
-	if mem := in.mod.Memory(); mem != nil {
+	if mem := in.memory(); mem != nil {
 		if mem.Size() != uint32(len(s.mem)) {
 			return errGrown
 		}
