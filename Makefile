@@ -9,7 +9,7 @@ GUESTS   := ./guests/go/... ./packs/bundled/modules/...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short bench check eval guests tinygo setup clean
+.PHONY: all build run test test-short bench check eval fuzz guests tinygo setup clean
 
 all: build
 
@@ -38,6 +38,13 @@ test: setup
 	$(GO) test -count=1 -run TestEveryModuleLoads ./internal/testenv
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
+	$(MAKE) fuzz FUZZTIME=30s
+
+# The differential fuzz target of the host's loader: no module wazero
+# refuses is run, and a module runs the same rewritten as original.
+FUZZTIME ?= 5m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadRunsOnlyValidModules$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./host
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

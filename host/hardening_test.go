@@ -62,10 +62,10 @@ func TestInvalidModulesAreRefused(t *testing.T) {
 		// One global (i32, immutable), written by global.set.
 		"global.set of an immutable global": funcModule([]byte{0x41, 0x01, 0x24, 0x00, 0x41, 0x00, 0x0b},
 			section(6, 1, 0x7f, 0x00, 0x41, 0x00, 0x0b)),
-		"call of a function that does not exist": funcModule([]byte{0x10, 0x05, 0x0b}),
-		"i32.add on an empty stack":              funcModule([]byte{0x6a, 0x0b}),
-		"returns an i64 for an i32":              funcModule([]byte{0x42, 0x00, 0x0b}),
-		"br to a label that does not exist":      funcModule([]byte{0x0c, 0x03, 0x41, 0x00, 0x0b}),
+		"call of a function that does not exist":   funcModule([]byte{0x10, 0x05, 0x0b}),
+		"i32.add on an empty stack":                funcModule([]byte{0x6a, 0x0b}),
+		"returns an i64 for an i32":                funcModule([]byte{0x42, 0x00, 0x0b}),
+		"br to a label that does not exist":        funcModule([]byte{0x0c, 0x03, 0x41, 0x00, 0x0b}),
 		"local.get of a local that does not exist": funcModule([]byte{0x20, 0x00, 0x0b}),
 	}
 	for _, metering := range []bool{true, false} {

@@ -201,10 +201,10 @@ func capTables(wasm []byte, ceiling uint64) ([]byte, error) {
 // cappedTableSection rewrites the body of a table section.
 func cappedTableSection(b []byte, ceiling uint64) ([]byte, error) {
 	type table struct {
-		ref          []byte // the reference type's bytes
-		min, max     uint64
-		hasMax       bool
-		newMax       uint64
+		ref      []byte // the reference type's bytes
+		min, max uint64
+		hasMax   bool
+		newMax   uint64
 	}
 	r := reader{b: b}
 	n := r.u32()

@@ -33,6 +33,13 @@ var (
 	// otherwise reach the host's refuel function.
 	ErrAlreadyInstrumented = errors.New("rewrite: module already imports the refuel function")
 
+	// ErrUnchecked is matched, together with ErrUnsupported, by an error
+	// for an encoding met before every section was checked for counts and
+	// lengths that claim more than the bytes behind them (a GC type, a
+	// 64-bit memory, an unknown import kind): the rest of such a module
+	// was not checked, so it must not be handed to wazero either.
+	ErrUnchecked = errors.New("rewrite: module not fully checked")
+
 	// ErrInvalidOptions is returned when an Options field cannot be encoded
 	// (an import name that is not valid UTF-8).
 	ErrInvalidOptions = errors.New("rewrite: invalid options")
@@ -56,6 +63,16 @@ func (e *OpcodeError) Error() string {
 
 // Is reports whether target is ErrUnsupported.
 func (e *OpcodeError) Is(target error) bool { return target == ErrUnsupported }
+
+// uncheckedError is an ErrUnsupported error met while scanning the
+// sections, before all of them were checked: it also matches ErrUnchecked.
+type uncheckedError struct{ err error }
+
+func (e uncheckedError) Error() string { return e.err.Error() + " (the sections after it were not checked)" }
+func (e uncheckedError) Unwrap() error { return e.err }
+
+// Is reports whether target is ErrUnchecked.
+func (e uncheckedError) Is(target error) bool { return target == ErrUnchecked }
 
 // errOversized marks the ErrMalformed errors of lengths and counts that
 // the input cannot back, which would make wazero allocate by them.

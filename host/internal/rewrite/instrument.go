@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -157,6 +158,9 @@ func instrument(wasm []byte, opts Options) ([]byte, Info, *module, error) {
 	}
 	m := &module{in: wasm, opts: opts}
 	if err := m.scan(); err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			err = uncheckedError{err}
+		}
 		return nil, Info{}, m, err
 	}
 	out, err := m.emit()

@@ -82,10 +82,10 @@ func TestRenumber(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantInfo := Info{
-		BudgetExport: BudgetExport + "_1",
-		RefuelFunc:   1,
-		Globals:      []GlobalExport{{Index: 1, Export: GlobalExportPrefix + "1", Type: 0x7f}},
-		Checks:       12,
+		BudgetExport:        BudgetExport + "_1",
+		RefuelFunc:          1,
+		Globals:             []GlobalExport{{Index: 1, Export: GlobalExportPrefix + "1", Type: 0x7f}},
+		Checks:              12,
 		WritesOutsideMemory: true, // table.set and table.init
 	}
 	if d := cmp.Diff(wantInfo, info); d != "" {
