@@ -68,7 +68,9 @@ func (e *OpcodeError) Is(target error) bool { return target == ErrUnsupported }
 // sections, before all of them were checked: it also matches ErrUnchecked.
 type uncheckedError struct{ err error }
 
-func (e uncheckedError) Error() string { return e.err.Error() + " (the sections after it were not checked)" }
+func (e uncheckedError) Error() string {
+	return e.err.Error() + " (the sections after it were not checked)"
+}
 func (e uncheckedError) Unwrap() error { return e.err }
 
 // Is reports whether target is ErrUnchecked.
