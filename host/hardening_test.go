@@ -312,3 +312,37 @@ func TestSmallAllocationsCountTheirOverhead(t *testing.T) {
 	_, err = call(m, "alloc_many", "2000000", host.Grant{Limits: host.Limits{MaxKernelBytes: 1 << 20}})
 	wantKind(t, err, host.ErrLimit)
 }
+
+// A valid module the rewriter cannot rewrite runs on the fallback runtime,
+// and its start function too is stopped at the call's deadline there. This
+// one holds an instruction wazero reads differently from the spec (0xfd
+// 0x93 0x1a: i16x8.sub_sat_u then drop to wazero, an unknown SIMD
+// sub-opcode to the rewriter) and a start function that spins.
+func TestFallbackModuleStartFunctionIsStopped(t *testing.T) {
+	v128zero := append([]byte{0xfd, 0x0c}, make([]byte, 16)...)
+	run := append(append(append([]byte{0x00}, v128zero...), v128zero...), 0xfd, 0x93, 0x1a, 0x41, 0x00, 0x0b)
+	spin := []byte{0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b} // loop br 0 end end
+	code := append([]byte{2, byte(len(spin))}, spin...)
+	code = append(append(code, byte(len(run))), run...)
+	wasm := wasmModule(
+		section(1, 2, 0x60, 0, 0, 0x60, 0, 1, 0x7f), // () -> (), () -> i32
+		section(3, 2, 0, 1),
+		section(7, 1, 3, 'r', 'u', 'n', 0, 1),
+		section(8, 0), // start: function 0
+		section(10, code...),
+	)
+	h := newHost(t, testConfig())
+	m, err := h.Load(t.Context(), wasm, host.LoadOptions{Name: "padded.wasm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if metered, why := m.Metered(); metered || why == nil {
+		t.Fatalf("Metered() = %v, %v: the module should run on the fallback runtime", metered, why)
+	}
+	start := time.Now()
+	_, err = m.Call(t.Context(), "run", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{Timeout: 200 * time.Millisecond}}})
+	wantKind(t, err, host.ErrTimeout)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a 200 ms deadline stopped the start function after %v", d)
+	}
+}
