@@ -146,6 +146,10 @@ type Config struct {
 	Skills map[string]SkillConfig `json:"skills,omitempty"`
 	// Packs holds the [packs.<name>] grants by pack name.
 	Packs map[string]PackGrant `json:"packs,omitempty"`
+	// Limits holds the [limits] section: the operator's default ceilings
+	// for every pack. A pack's own limits are held to its section's
+	// limits, else to these, else to the built-in defaults.
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // SourcesConfig is the [sources] section. Relative paths are relative to
@@ -210,7 +214,12 @@ type PackGrant struct {
 	Env map[string]Secret `json:"env,omitempty"`
 	// Services are the host services (ns.name) modules may call.
 	Services []string `json:"services,omitempty"`
-	// Limits override the operator's default limits for the pack.
+	// Tools are the tools modules may call through tool_call; "*" allows
+	// every tool a module requests. A module requesting "*" gets these.
+	Tools []string `json:"tools,omitempty"`
+	// Limits are the pack's ceilings: a module's limits are held to them.
+	// A limit not set here is held to the [limits] default, else to the
+	// built-in one; a limit set here may be above either.
 	Limits Limits `json:"limits"`
 	// ScopeMode is project, tenant or global (default project).
 	ScopeMode string `json:"scope_mode"`
@@ -317,8 +326,12 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			r.skills(c, kv)
 		case "packs":
 			r.packs(c, kv)
+		case "limits":
+			if l, ok := r.limits(kv); ok {
+				c.Limits = l
+			}
 		default:
-			r.errorf(kv, "unknown key %q; expected one of state_dir, sources, skills, packs", kv.key.String())
+			r.errorf(kv, "unknown key %q; expected one of state_dir, sources, skills, packs, limits", kv.key.String())
 		}
 	}
 	if !c.Sources.userSet {
@@ -894,6 +907,8 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				}
 				g.Services = append(g.Services, s)
 			}
+		case "tools":
+			g.Tools = r.toolNames(k)
 		case "limits":
 			if l, ok := r.limits(k); ok {
 				g.Limits = l
@@ -933,10 +948,29 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				g.Config[v.key.last()] = cv
 			}
 		default:
-			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, limits, scope_mode, update_existing, pinned, config", k.key.String())
+			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, scope_mode, update_existing, pinned, config", k.key.String())
 		}
 	}
 	return g, true
+}
+
+// toolNames reads a pack's tools: tool names, or "*" alone for every tool
+// its modules request.
+func (r *tomlReader) toolNames(kv tomlValue) []string {
+	names, _ := r.strings(kv, false)
+	var out []string
+	for i, n := range names {
+		if n != "*" && !configNameRE.MatchString(n) {
+			r.errorf(kv, "%s[%d] %q must be a tool name (letters, digits, '.', '-' or '_') or \"*\" for every tool the pack's modules request", kv.key, i, n)
+			continue
+		}
+		out = append(out, n)
+	}
+	if len(out) > 1 && slices.Contains(out, "*") {
+		r.errorf(kv, "%s lists \"*\" beside tool names; \"*\" already allows every tool the pack's modules request: write [\"*\"] alone or name the tools", kv.key)
+		return nil
+	}
+	return out
 }
 
 func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
@@ -1202,6 +1236,9 @@ func (c *Config) String() string {
 	if len(skills) > 0 {
 		doc["skills"] = skills
 	}
+	if l := limitsTOML(c.Limits); len(l) > 0 {
+		doc["limits"] = l
+	}
 	if len(c.Packs) > 0 {
 		pk := map[string]any{}
 		for name, g := range c.Packs {
@@ -1264,6 +1301,9 @@ func packTOML(g PackGrant) map[string]any {
 	}
 	if len(g.Services) > 0 {
 		m["services"] = g.Services
+	}
+	if len(g.Tools) > 0 {
+		m["tools"] = g.Tools
 	}
 	if len(g.Config) > 0 {
 		cfg := map[string]any{}
