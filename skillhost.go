@@ -73,13 +73,19 @@ type Config struct {
 	NoUserSources bool
 	// Grants are the operator's grants, by pack name; an entry replaces the
 	// grant the operator config gives that pack, config values included
-	// (which are then not checked against the pack's config params). A module runs under the
-	// intersection of its request and its pack's grant. The bundled pack,
-	// when neither names it, is granted what it requests except folders,
-	// network hosts and env vars, which only an operator can give. Other
-	// packs without a grant get nothing.
+	// (which are then not checked against the pack's config params). A
+	// module runs under the intersection of its request and its pack's
+	// grant (host.Intersect); a pack that neither names gets nothing but
+	// the default limits. A module may call through tool_call only the
+	// tools its grant lists in Tools ("*": every tool it requests). A
+	// grant's limits are ceilings, as [packs.<name>] limits are: a field
+	// it leaves zero is held to the default limits.
 	Grants map[string]Grant
-	// DefaultLimits apply where neither manifest nor grant sets a limit.
+	// DefaultLimits are the operator's default ceilings for every pack;
+	// their non-zero fields win over the operator config's [limits]. A
+	// module's limits are held to its pack's grant where that sets them,
+	// else to these defaults, else to the built-in ones (host.DefaultTimeout
+	// and the rest): a manifest can lower a limit, never raise it.
 	DefaultLimits Limits
 	// IndexPath is the discovery index file; default StateDir/index.db.
 	IndexPath string
@@ -136,15 +142,55 @@ type Tool struct {
 	// through its type, as `skillhost show` does).
 	ConfigParams []packs.ConfigParam
 	// Requested is what the module asks for, Operator what the operator
-	// grants its pack, and Effective their intersection: what it gets.
+	// grants its pack, and Effective their intersection (host.Intersect):
+	// what it gets. Operator's limits are the ceilings, every field
+	// resolved: the grant's own, else the operator's defaults, else the
+	// built-in ones. Effective's are the manifest's held to them.
 	Requested Grant
 	Operator  Grant
 	Effective Grant
+	// GrantFrom says where Operator comes from: GrantFromConfig,
+	// GrantFromEmbedder or GrantFromNone.
+	GrantFrom string
+	// LimitFrom says which side set each limit of Effective, by the name
+	// host.Limits gives it in JSON ("timeout", "max_memory_bytes", …).
+	LimitFrom map[string]Origin
 
 	def *packs.Tool
 	mod *packs.Module
 	pk  *packs.Pack
 }
+
+// Origin says which side set one of a tool's effective limits.
+type Origin string
+
+// The sides a limit may come from.
+const (
+	// OriginPack is the pack's manifest: its value is at or below the
+	// operator's ceiling.
+	OriginPack Origin = "pack"
+	// OriginOperator is the operator's grant for the pack: the limits of
+	// its [packs.<name>] section or of its Config.Grants entry.
+	OriginOperator Origin = "operator"
+	// OriginOperatorDefault is the operator's default for every pack:
+	// the config's [limits] section or Config.DefaultLimits.
+	OriginOperatorDefault Origin = "operator default"
+	// OriginDefault is the built-in default (host.DefaultTimeout and the
+	// rest).
+	OriginDefault Origin = "default"
+)
+
+// Where the operator's grant for a pack comes from (Tool.GrantFrom).
+const (
+	// GrantFromConfig is the pack's [packs.<name>] section of the
+	// operator config.
+	GrantFromConfig = "config"
+	// GrantFromEmbedder is the pack's entry in Config.Grants.
+	GrantFromEmbedder = "embedder"
+	// GrantFromNone says neither names the pack: it is granted nothing,
+	// and the default limits hold.
+	GrantFromNone = "none"
+)
 
 // Open loads the configured sources, merges them by precedence and brings
 // the discovery index up to date. A broken skill or pack does not stop the
@@ -184,7 +230,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cat == nil {
 		return nil, err
 	}
-	hc := host.NewConfig().WithCacheDir(filepath.Join(cfg.StateDir, "cache")).WithDefaultLimits(cfg.DefaultLimits)
+	hc := host.NewConfig().WithCacheDir(filepath.Join(cfg.StateDir, "cache")).
+		WithDefaultLimits(hostLimits(op.Limits)).WithDefaultLimits(cfg.DefaultLimits)
 	h, herr := host.New(ctx, hc)
 	if herr != nil {
 		return nil, herr
@@ -310,15 +357,41 @@ func (e *Engine) describeTools(ctx context.Context, p *packs.Pack, m *packs.Modu
 
 func (e *Engine) addTool(p *packs.Pack, m *packs.Module, d *packs.Tool, source, path string) {
 	req := requestGrant(m)
-	op := e.operatorGrant(p, m, req)
+	op, from := e.operatorGrant(p, m)
+	granted := op.Limits
+	op.Limits = e.host.Config().Resolve(granted)
 	eff := host.Intersect(req, op)
 	e.tools[d.Name] = &Tool{
 		Name: d.Name, Description: d.Description, Pack: p.Name, PackVersion: p.Version, Source: source, Path: path,
 		Module: m.Name, Export: d.Export, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
 		Risk: d.Risk(), SideEffects: d.SideEffects, Idempotent: d.Idempotent, Hidden: d.Hidden, Tags: d.Tags,
 		Loading: d.Loading, Category: d.Category, ConfigParams: d.ConfigParams,
-		Requested: req, Operator: op, Effective: eff, def: d, mod: m, pk: p,
+		Requested: req, Operator: op, Effective: eff, GrantFrom: from, LimitFrom: e.limitSources(req.Limits, granted, eff.Limits),
+		def: d, mod: m, pk: p,
 	}
+}
+
+// limitSources says which side set each effective limit: the pack, when
+// its own value held (at or below the ceiling); else the operator's grant
+// for the pack, when it sets the limit; else the operator's defaults, when
+// they set it; else the built-in default.
+func (e *Engine) limitSources(req, granted, eff Limits) map[string]Origin {
+	r, g := req.Fields(), granted.Fields()
+	file, embedder := hostLimits(e.op.Limits).Fields(), e.cfg.DefaultLimits.Fields()
+	out := make(map[string]Origin, len(r))
+	for i, f := range eff.Fields() {
+		switch {
+		case r[i].Value != 0 && r[i].Value == f.Value:
+			out[f.Name] = OriginPack
+		case g[i].Value != 0:
+			out[f.Name] = OriginOperator
+		case file[i].Value != 0 || embedder[i].Value != 0:
+			out[f.Name] = OriginOperatorDefault
+		default:
+			out[f.Name] = OriginDefault
+		}
+	}
+	return out
 }
 
 // requestGrant turns a manifest's request and limits into a Grant. Its
@@ -331,15 +404,7 @@ func requestGrant(m *packs.Module) Grant {
 		Config:       m.ConfigDefaults(),
 		Tools:        r.Tools,
 		Capabilities: r.Services,
-		Limits: Limits{
-			Timeout:              m.Limits.Timeout,
-			MaxMemoryBytes:       m.Limits.MaxMemoryBytes,
-			MaxOutputBytes:       m.Limits.MaxOutputBytes,
-			MaxLogBytes:          m.Limits.MaxLogBytes,
-			MaxVarBytes:          m.Limits.MaxVarBytes,
-			MaxHTTPResponseBytes: m.Limits.MaxHTTPResponseBytes,
-			MaxFuel:              m.Limits.MaxFuel,
-		},
+		Limits:       hostLimits(m.Limits),
 	}
 	for _, mr := range r.Mounts {
 		g.Mounts = append(g.Mounts, Mount{GuestPath: mr.Guest, ReadOnly: mr.ReadOnly})
@@ -353,44 +418,32 @@ func requestGrant(m *packs.Module) Grant {
 	return g
 }
 
-// operatorGrant returns the operator's grant for a pack: Config.Grants,
-// else the operator config's [packs.<name>] section, else for the bundled
-// pack what it requests minus folders, hosts and env, else nothing.
-func (e *Engine) operatorGrant(p *packs.Pack, m *packs.Module, req Grant) Grant {
+// operatorGrant returns the operator's grant for module m of pack p, and
+// where it comes from: Config.Grants, else the operator config's
+// [packs.<name>] section, else nothing. The bundled pack is no exception:
+// its modules request no tools or services, and its folders, hosts and
+// env values are the operator's to give. The limits are the grant's own,
+// not yet resolved against the defaults.
+func (e *Engine) operatorGrant(p *packs.Pack, m *packs.Module) (Grant, string) {
 	if g, ok := e.cfg.Grants[p.Name]; ok {
-		return g
+		return g, GrantFromEmbedder
 	}
 	if pg, ok := e.op.Packs[p.Name]; ok {
-		return packGrant(pg, m)
+		return packGrant(pg, m), GrantFromConfig
 	}
-	if p.Source == packs.SourceBundled {
-		g := req
-		g.Mounts, g.Env, g.AllowedHosts, g.AllowPrivateNetwork = nil, nil, nil, false
-		g.Tools, g.Capabilities = append([]string(nil), req.Tools...), append([]string(nil), req.Capabilities...)
-		return g
-	}
-	return Grant{}
+	return Grant{}, GrantFromNone
 }
 
-// packGrant turns a [packs.<name>] section into module m's Grant. Tool
-// composition is not part of the section: a module may call the tools it
-// requests. Of the config values, m gets those of the keys it declares.
+// packGrant turns a [packs.<name>] section into module m's Grant. Of the
+// config values, m gets those of the keys it declares.
 func packGrant(pg packs.PackGrant, m *packs.Module) Grant {
 	g := Grant{
 		Config:              pg.ModuleConfig(m),
 		AllowedHosts:        pg.AllowedHosts,
 		AllowPrivateNetwork: pg.AllowPrivateNetwork,
 		Capabilities:        pg.Services,
-		Tools:               []string{"*"},
-		Limits: Limits{
-			Timeout:              pg.Limits.Timeout,
-			MaxMemoryBytes:       pg.Limits.MaxMemoryBytes,
-			MaxOutputBytes:       pg.Limits.MaxOutputBytes,
-			MaxLogBytes:          pg.Limits.MaxLogBytes,
-			MaxVarBytes:          pg.Limits.MaxVarBytes,
-			MaxHTTPResponseBytes: pg.Limits.MaxHTTPResponseBytes,
-			MaxFuel:              pg.Limits.MaxFuel,
-		},
+		Tools:               pg.Tools,
+		Limits:              hostLimits(pg.Limits),
 	}
 	for _, mt := range pg.Mounts {
 		g.Mounts = append(g.Mounts, Mount{HostPath: mt.Host, GuestPath: mt.Guest, ReadOnly: mt.ReadOnly})
@@ -402,6 +455,21 @@ func packGrant(pg packs.PackGrant, m *packs.Module) Grant {
 		}
 	}
 	return g
+}
+
+// hostLimits converts limits as the packs package reads them (pack.yaml,
+// [limits], [packs.<name>] limits) into the host's. It is the one place
+// the two types meet; a limit the files cannot set stays zero.
+func hostLimits(l packs.Limits) Limits {
+	return Limits{
+		Timeout:              l.Timeout,
+		MaxMemoryBytes:       l.MaxMemoryBytes,
+		MaxOutputBytes:       l.MaxOutputBytes,
+		MaxLogBytes:          l.MaxLogBytes,
+		MaxVarBytes:          l.MaxVarBytes,
+		MaxHTTPResponseBytes: l.MaxHTTPResponseBytes,
+		MaxFuel:              l.MaxFuel,
+	}
 }
 
 // module returns the compiled module, compiling it on first use.
@@ -500,7 +568,11 @@ func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage, op
 }
 
 // CallTool serves tool_call from guests: a guest may call the tools its
-// grant names, through the same path as any other call.
+// grant names (the host checks that before calling here), through the same
+// path as any other call. The called tool runs under its own effective
+// grant, its pack's, never the caller's; and under the caller's context,
+// so the caller's deadline and cancellation bound it besides its own
+// timeout, and the nesting depth the host recorded in ctx carries on.
 func (e *Engine) CallTool(ctx context.Context, name string, args json.RawMessage) abi.ToolResult {
 	res, err := e.Call(ctx, name, args, nil)
 	if err != nil {

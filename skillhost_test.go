@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
 )
@@ -129,13 +130,15 @@ func TestEngineGrants(t *testing.T) {
 		return s
 	}
 
-	// Without an operator grant a workspace pack gets nothing.
+	// Without an operator grant a workspace pack gets nothing but the
+	// default limits.
+	defaults := host.NewConfig().Resolve(host.Limits{})
 	e := open(t, skillhost.Config{PackDirs: []string{pack}, NoBundled: true})
 	tool, err := e.Tool("read_file")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(skillhost.Grant{}, tool.Effective); d != "" {
+	if d := cmp.Diff(skillhost.Grant{Limits: defaults}, tool.Effective); d != "" {
 		t.Errorf("ungranted effective grant (-want +got)\n%s", d)
 	}
 	res, err := e.Call(ctx, "read_file", json.RawMessage(`{"arg":"/data/f.txt"}`), nil)
@@ -160,6 +163,7 @@ func TestEngineGrants(t *testing.T) {
 		Mounts:       []skillhost.Mount{{HostPath: data, GuestPath: "/data", ReadOnly: true}},
 		Env:          map[string]string{"API_KEY": "k-123"},
 		AllowedHosts: []string{"api.example.com"},
+		Limits:       defaults,
 	}
 	if d := cmp.Diff(want, tool.Effective); d != "" {
 		t.Errorf("effective grant (-want +got)\n%s", d)

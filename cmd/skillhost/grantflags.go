@@ -168,7 +168,9 @@ func mergeMap(a, b map[string]string) map[string]string {
 	return out
 }
 
-func describeGrant(g skillhost.Grant) string {
+// describeGrant lists a grant, one capability a line; toolsNote, when set,
+// is put in brackets after the tools.
+func describeGrant(g skillhost.Grant, toolsNote string) string {
 	var b strings.Builder
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(&b, "    %-13s "+format+"\n", append([]any{label + ":"}, args...)...)
@@ -206,7 +208,11 @@ func describeGrant(g skillhost.Grant) string {
 		cfg = append(cfg, k)
 	}
 	line("config", "%s", listOrNone(cfg))
-	line("tools", "%s", listOrNone(g.Tools))
+	if toolsNote != "" {
+		line("tools", "%s (%s)", listOrNone(g.Tools), toolsNote)
+	} else {
+		line("tools", "%s", listOrNone(g.Tools))
+	}
 	line("services", "%s", listOrNone(g.Capabilities))
 	return b.String()
 }

@@ -141,7 +141,7 @@ func TestCallTool(t *testing.T) {
 
 func TestShowAndList(t *testing.T) {
 	r := cli(t, "", "show", "slugify")
-	for _, want := range []string{"slugify", "effective grant:", "filesystem:   none", "network:      none", "limits:"} {
+	for _, want := range []string{"slugify", "effective grant (", "filesystem:   none", "network:      none", "limits:"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("show lacks %q:\n%s%s", want, r.stdout, r.stderr)
 		}

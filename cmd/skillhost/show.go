@@ -69,8 +69,15 @@ type toolJSON struct {
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Config       []configJSON    `json:"config,omitempty"`
 	Requested    host.Grant      `json:"requested"`
-	Effective    host.Grant      `json:"effective"`
-	Limits       host.Limits     `json:"limits"`
+	// Operator is the operator's side, its limits the resolved ceilings;
+	// GrantFrom says where it comes from ("config", "embedder", "none").
+	Operator  host.Grant `json:"operator"`
+	GrantFrom string     `json:"grant_from"`
+	Effective host.Grant `json:"effective"`
+	// Limits are the effective limits, LimitSources which side set each:
+	// "pack", "operator", "operator default" or "default".
+	Limits       host.Limits                 `json:"limits"`
+	LimitSources map[string]skillhost.Origin `json:"limit_sources"`
 }
 
 // configJSON is one config param of a tool with its effective value.
@@ -165,18 +172,14 @@ func printToolJSON(g *globals, t *skillhost.Tool) error {
 		Name: t.Name, Description: t.Description, Pack: t.Pack, PackVersion: t.PackVersion, Source: t.Source,
 		Module: t.Module, Export: t.Export, Risk: t.Risk, SideEffects: t.SideEffects, Idempotent: t.Idempotent,
 		Hidden: t.Hidden, Tags: t.Tags, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		Config: toolConfig(t), Requested: redacted(t.Requested), Effective: redacted(t.Effective), Limits: effectiveLimits(t),
+		Config: toolConfig(t), Requested: redacted(t.Requested), Operator: redacted(t.Operator), GrantFrom: t.GrantFrom,
+		Effective: redacted(t.Effective), Limits: t.Effective.Limits, LimitSources: t.LimitFrom,
 	}, "", "  ")
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(g.stdout, string(b))
 	return nil
-}
-
-// effectiveLimits fills the tool's limits with the host defaults.
-func effectiveLimits(t *skillhost.Tool) host.Limits {
-	return host.NewConfig().Resolve(t.Effective.Limits)
 }
 
 func printTool(g *globals, t *skillhost.Tool) {
@@ -196,15 +199,81 @@ func printTool(g *globals, t *skillhost.Tool) {
 	if len(t.ConfigParams) > 0 {
 		fmt.Fprintf(w, "\n  config (set in [packs.%s.config]):\n%s", t.Pack, describeConfig(t))
 	}
-	fmt.Fprintf(w, "\n  requested:\n%s", describeGrant(t.Requested))
-	fmt.Fprintf(w, "\n  effective grant:\n%s", describeGrant(t.Effective))
-	l := effectiveLimits(t)
-	fuel := "unlimited"
-	if l.MaxFuel > 0 {
-		fuel = fmt.Sprintf("%d instructions", l.MaxFuel)
+	fmt.Fprintf(w, "\n  requested:\n%s", describeGrant(t.Requested, ""))
+	fmt.Fprintf(w, "\n  effective grant (%s):\n%s", grantFrom(t), describeGrant(t.Effective, toolsNote(t)))
+	fmt.Fprintf(w, "\n  limits:\n%s", describeLimits(t))
+}
+
+// grantFrom says where the operator's side of t's grant comes from.
+func grantFrom(t *skillhost.Tool) string {
+	switch t.GrantFrom {
+	case skillhost.GrantFromConfig:
+		return fmt.Sprintf("[packs.%s] of the operator config", t.Pack)
+	case skillhost.GrantFromEmbedder:
+		return "the grant given on the command line"
 	}
-	fmt.Fprintf(w, "\n  limits:  timeout %v, memory %s, output %s, logs %s, vars %s, http response %s, fuel %s\n",
-		l.Timeout.Round(time.Millisecond), size(int64(l.MaxMemoryBytes)), size(l.MaxOutputBytes), size(l.MaxLogBytes), size(l.MaxVarBytes), size(l.MaxHTTPResponseBytes), fuel)
+	return fmt.Sprintf("no [packs.%s] section: nothing but the default limits", t.Pack)
+}
+
+// toolsNote says where the effective tools come from, or how to grant the
+// requested ones when none are granted.
+func toolsNote(t *skillhost.Tool) string {
+	switch {
+	case len(t.Effective.Tools) > 0 && t.GrantFrom == skillhost.GrantFromConfig:
+		return fmt.Sprintf("listed in [packs.%s] tools", t.Pack)
+	case len(t.Effective.Tools) > 0:
+		return "listed in the grant"
+	case len(t.Requested.Tools) > 0:
+		return fmt.Sprintf("requested %s; the operator grants tools with tools = [...] in [packs.%s]", listOrNone(t.Requested.Tools), t.Pack)
+	}
+	return ""
+}
+
+// limitLabels names the limits the text output shows, by their JSON names,
+// in the order of host.Limits; the kernel limit is left to --json.
+var limitLabels = map[string]string{
+	"timeout": "timeout", "max_memory_bytes": "memory", "max_output_bytes": "output", "max_log_bytes": "logs",
+	"max_var_bytes": "vars", "max_http_response_bytes": "http response", "max_fuel": "fuel",
+	"max_write_bytes": "writes", "max_open_files": "open files",
+}
+
+// describeLimits lists the effective limits, one a line, each with the side
+// that set it.
+func describeLimits(t *skillhost.Tool) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 2, 2, ' ', 0)
+	for _, f := range t.Effective.Limits.Fields() {
+		label, ok := limitLabels[f.Name]
+		if !ok {
+			continue
+		}
+		var val string
+		switch f.Name {
+		case "timeout":
+			val = time.Duration(f.Value).Round(time.Millisecond).String()
+		case "max_fuel":
+			val = "unlimited"
+			if f.Value > 0 {
+				val = fmt.Sprintf("%d instructions", f.Value)
+			}
+		case "max_open_files":
+			val = strconv.FormatInt(f.Value, 10)
+		default:
+			val = size(f.Value)
+		}
+		from := string(t.LimitFrom[f.Name])
+		switch t.LimitFrom[f.Name] {
+		case skillhost.OriginOperator:
+			if t.GrantFrom == skillhost.GrantFromConfig {
+				from += fmt.Sprintf(" ([packs.%s] limits)", t.Pack)
+			}
+		case skillhost.OriginOperatorDefault:
+			from += " ([limits])"
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s\n", label, val, from)
+	}
+	tw.Flush()
+	return b.String()
 }
 
 // schemaSummary lists an object schema's properties, one a line.
