@@ -117,8 +117,9 @@ var localSuffixes = []struct{ suffix, reason string }{
 
 // deniedName returns why a guest may not reach the normalized hostname host
 // without AllowPrivate, or "" when the name may be resolved and its addresses
-// checked.
+// checked. Trailing dots are ignored.
 func deniedName(host string) string {
+	host = strings.TrimRight(host, ".")
 	if r, ok := localNames[host]; ok {
 		return r
 	}
@@ -128,6 +129,27 @@ func deniedName(host string) string {
 		}
 	}
 	return ""
+}
+
+// loopbackAddrs are what a loopback name (see isLoopbackName) resolves to
+// under AllowPrivate, without a lookup.
+var loopbackAddrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+
+// isLoopbackName reports whether the normalized hostname host is
+// "localhost" or a name under it, which RFC 6761 reserves for the loopback
+// interface. Trailing dots are ignored.
+func isLoopbackName(host string) bool {
+	host = strings.TrimRight(host, ".")
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+}
+
+// hasEmptyLabel reports whether the normalized hostname host, which is not
+// an IP address, has an empty label: it starts with a dot, has two in a
+// row, or still ends with one after normalizeHost dropped the first
+// ("localhost.."). No DNS name does, and such a name would dodge the name
+// checks above and go to the resolver as it is.
+func hasEmptyLabel(host string) bool {
+	return strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") || strings.Contains(host, "..")
 }
 
 // endsInNumber reports whether the normalized hostname host has a last label

@@ -38,13 +38,19 @@ func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Con
 	if ip, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{ip}
 	} else {
+		if hasEmptyLabel(host) {
+			return nil, fmt.Errorf("%w: dial address %q: host %q has an empty label", ErrBadRequest, addr, rawHost)
+		}
 		if !c.allowPrivate {
 			if r := deniedName(host); r != "" {
 				return nil, addressDenied("", host, fmt.Sprintf("host %q is %s", host, r))
 			}
 		}
-		addrs, err = c.lookup(ctx, host)
-		if err != nil {
+		if isLoopbackName(host) {
+			// Only reached with AllowPrivate. RFC 6761: the loopback
+			// interface, with no query to anyone.
+			addrs = loopbackAddrs
+		} else if addrs, err = c.lookup(ctx, host); err != nil {
 			return nil, fmt.Errorf("resolving host %q: %w", host, err)
 		}
 		if len(addrs) == 0 {

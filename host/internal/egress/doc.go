@@ -16,9 +16,15 @@
 //     number but is not a canonical IP address ("2130706433", "0x7f.1",
 //     "127.1") is refused as ambiguous. The hostname, never the userinfo, is
 //     matched against Policy.AllowedHosts.
+//   - A hostname with an empty label (".a", "a..b", "localhost..": one
+//     trailing dot is the only one allowed) is refused before anything else,
+//     since it would slip past the name checks below.
 //   - Unless Policy.AllowPrivate is set, IP literals and local-only or
-//     metadata names ("localhost", "*.internal", ...) are refused before any
-//     connection too.
+//     metadata names ("localhost", "*.localhost", "*.internal", ...) in any
+//     case and with or without the trailing dot are refused before any
+//     connection and before any DNS query. With AllowPrivate, "localhost"
+//     and "*.localhost" still never reach the resolver: they mean 127.0.0.1
+//     and ::1.
 //   - At dial time the Client resolves the name itself, refuses the whole
 //     connection if any resolved address is loopback, private, link-local,
 //     CGNAT, multicast, unspecified, reserved or otherwise special, and then

@@ -51,6 +51,9 @@ type Policy struct {
 	// local-only names such as "localhost". When false they are refused
 	// before any connection for IP literals and known names, and at dial
 	// time, on the resolved addresses actually dialed, for everything else.
+	// Either way "localhost" and names under it are never sent to the
+	// resolver: refused without AllowPrivate, they resolve to 127.0.0.1 and
+	// ::1 with it (RFC 6761).
 	AllowPrivate bool
 	// MaxResponseBytes caps a response body; 0 means
 	// DefaultMaxResponseBytes. A larger body fails with ErrResponseTooLarge.
@@ -355,6 +358,9 @@ func (c *Client) checkURL(u *url.URL, from string) error {
 	ip, ipErr := netip.ParseAddr(host)
 	if ipErr != nil && endsInNumber(host) {
 		return fmt.Errorf("%w: %s %q: host %q is neither a hostname nor a canonical ip address; want a dns name or a dotted-quad ipv4 address", ErrBadRequest, what, where, host)
+	}
+	if ipErr != nil && hasEmptyLabel(host) {
+		return fmt.Errorf("%w: %s %q: host %q has an empty label; want a dns name such as api.example.com", ErrBadRequest, what, where, u.Hostname())
 	}
 	if !c.HostAllowed(host) {
 		return hostNotAllowed(where, host, suffix)
