@@ -42,12 +42,15 @@ type Limits struct {
 	// any machine: a call that runs out ends with ErrLimit. 0 is no cap.
 	// Only metered modules (see Config.WithMetering) can be held to it.
 	MaxFuel int64 `json:"max_fuel,omitempty"`
-	// MaxWriteBytes caps what one call may write to its read-write mounts:
-	// bytes written, file growth by truncate, and a fixed charge for each
-	// file, directory or link it creates.
+	// MaxWriteBytes caps what one call may write to its read-write mounts,
+	// all together: bytes written, file growth by truncate or by writing
+	// past the end, and 4 KiB for each file or directory it creates. A
+	// write that would pass it fails with EDQUOT and writes nothing.
 	MaxWriteBytes int64 `json:"max_write_bytes,omitempty"`
 	// MaxOpenFiles caps the files and directories a guest may hold open at
-	// once through its mounts, the mount roots included.
+	// once through its mounts, all together; the mount roots, which the
+	// runtime holds open for the preopens, are not counted. An open past it
+	// fails with EMFILE.
 	MaxOpenFiles int64 `json:"max_open_files,omitempty"`
 }
 

@@ -138,6 +138,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 func instantiateHostModules(ctx context.Context, rt wazero.Runtime) ([]api.Module, error) {
 	wasiBuilder := rt.NewHostModuleBuilder(abi.ModuleWASI)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasiBuilder)
+	if err := wrapBudgetErrnos(ctx, rt, wasiBuilder); err != nil { // see fs.go
+		return nil, fmt.Errorf("instantiating WASI: %w", err)
+	}
 	// The listeners watch the descriptor table (see wasistate.go).
 	wasi, err := wasiBuilder.Instantiate(experimental.WithFunctionListenerFactory(ctx, fdWatch{}))
 	if err != nil {

@@ -30,6 +30,8 @@ type instance struct {
 	limits Limits
 	alloc  *capAllocator
 	closer []io.Closer
+	// fsBudget meters the mounts: bytes written per call, files open.
+	fsBudget *mountBudget
 
 	tools    ToolDispatcher
 	services ServiceProvider
@@ -120,7 +122,8 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 	for k, v := range g.Env {
 		mc = mc.WithEnv(k, v)
 	}
-	fsc, closers, err := mountFS(g.Mounts)
+	in.fsBudget = newMountBudget(limits)
+	fsc, closers, err := mountFS(g.Mounts, in.fsBudget)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +164,7 @@ func (in *instance) begin(ctx context.Context) {
 	if in.budget != nil {
 		in.budget.Set(0)
 	}
+	in.fsBudget.StartCall(in.limits.MaxWriteBytes, in.limits.MaxOpenFiles)
 }
 
 // reset prepares a restored instance for a call under g: everything but

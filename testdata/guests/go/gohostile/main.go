@@ -12,6 +12,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -133,4 +134,121 @@ func toolCall() int32 {
 		pdk.OutputMemory(pdk.FindMemory(off))
 	}
 	return 0
+}
+
+// fsArgs splits the input "PATH [N]" of the filesystem floods; N defaults
+// to def.
+func fsArgs(def int64) (string, int64, error) {
+	path, n, ok := strings.Cut(strings.TrimSpace(pdk.InputString()), " ")
+	if !ok {
+		return path, def, nil
+	}
+	count, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64)
+	return path, count, err
+}
+
+// fsResult outputs "<count> ok" or "<count> <error>".
+func fsResult(count int64, err error) int32 {
+	if err != nil {
+		pdk.OutputString(fmt.Sprintf("%d %v", count, err))
+	} else {
+		pdk.OutputString(fmt.Sprintf("%d ok", count))
+	}
+	return 0
+}
+
+// write_flood creates (or truncates) the file PATH and writes 64 KiB
+// chunks to it until a write fails or N bytes are written (N defaults to
+// no bound: only the host stops it). It outputs the bytes written and the
+// error, "<bytes> ok" when none.
+//
+//go:wasmexport write_flood
+func writeFlood() int32 {
+	path, limit, err := fsArgs(-1)
+	if err != nil {
+		return fsResult(0, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fsResult(0, err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	var written int64
+	for limit < 0 || written < limit {
+		b := chunk
+		if limit >= 0 && limit-written < int64(len(b)) {
+			b = b[:limit-written]
+		}
+		n, err := f.Write(b)
+		written += int64(n)
+		if err != nil {
+			return fsResult(written, err)
+		}
+	}
+	return fsResult(written, f.Close())
+}
+
+// truncate sets the size of the existing file PATH to N bytes with
+// os.Truncate; it outputs "<N> ok" or "0 <error>".
+//
+//go:wasmexport truncate
+func truncate() int32 {
+	path, size, err := fsArgs(0)
+	if err == nil {
+		err = os.Truncate(path, size)
+	}
+	if err != nil {
+		return fsResult(0, err)
+	}
+	return fsResult(size, nil)
+}
+
+// create_flood creates N empty files PATH/0, PATH/1, ... (PATH is a
+// folder), closing each, and stops at the first error. It outputs the files
+// created and the error.
+//
+//go:wasmexport create_flood
+func createFlood() int32 {
+	dir, n, err := fsArgs(100_000)
+	if err != nil {
+		return fsResult(0, err)
+	}
+	var created int64
+	for ; created < n; created++ {
+		f, err := os.Create(dir + "/" + strconv.FormatInt(created, 10))
+		if err != nil {
+			return fsResult(created, err)
+		}
+		if err := f.Close(); err != nil {
+			return fsResult(created, err)
+		}
+	}
+	return fsResult(created, nil)
+}
+
+// open_flood opens the file PATH read-only up to N times (default 100,000)
+// without closing, and stops at the first error. It outputs the files
+// opened and the error, then closes them all before returning.
+//
+//go:wasmexport open_flood
+func openFlood() int32 {
+	path, n, err := fsArgs(100_000)
+	if err != nil {
+		return fsResult(0, err)
+	}
+	var open []*os.File
+	defer func() {
+		for _, f := range open {
+			f.Close()
+		}
+	}()
+	for int64(len(open)) < n {
+		f, err := os.Open(path)
+		if err != nil {
+			return fsResult(int64(len(open)), err)
+		}
+		open = append(open, f)
+	}
+	return fsResult(int64(len(open)), nil)
 }
