@@ -8,8 +8,25 @@
 // safe for concurrent use; Module.Call runs one export in a fresh instance
 // under a Grant — filesystem mounts, HTTP hosts, env vars, config values,
 // the tools and services it may call, and Limits (timeout, memory, output,
-// log, var, kernel-memory and HTTP response caps). Nothing is allowed that
-// the grant does not name. Pool keeps warm instances for trusted modules.
+// log, var, kernel-memory, HTTP response, mount write and open-file caps).
+// Nothing is allowed that the grant does not name. Pool keeps warm
+// instances for trusted modules.
+//
+// Mounts are contained in their host folders (no escape by "..", absolute
+// paths or symbolic links) and metered per instance, across all its mounts:
+// one call may write at most Limits.MaxWriteBytes (bytes written, file
+// growth by truncate or by writing past the end, and 4 KiB per file or
+// folder created), and the guest may hold at most Limits.MaxOpenFiles files
+// and folders open (the mount roots not counted). Past either the guest's
+// WASI call fails, with EDQUOT ("quota exceeded") or EMFILE ("too many open
+// files"), and nothing is written or opened; the call itself goes on, and a
+// guest that ignores the errno may still succeed. The write count starts
+// again with each call, also in a reused instance.
+//
+// HTTP goes through an egress guard: only Grant.AllowedHosts, every
+// redirect checked again, and without AllowPrivateNetwork no loopback,
+// private or metadata address, checked on the addresses actually dialed.
+// "localhost" and names under it are never sent to DNS.
 //
 // Every guest runs with wazero's close-on-context-done, so a guest spinning
 // in a loop is stopped at its deadline and cannot stall garbage collection;

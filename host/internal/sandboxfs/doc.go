@@ -56,6 +56,24 @@
 // Permission bits passed to OpenFile (with O_CREAT), Mkdir and Chmod are masked
 // to 0o777: a guest cannot create or mark setuid, setgid or sticky files.
 //
+// # Budgets
+//
+// An FS made with [NewWithBudget] also answers, when its [Budget] (shared by
+// every mount of one module instance) says so:
+//
+//   - EDQUOT: a Write, Pwrite, Truncate, creating OpenFile or Mkdir that
+//     would pass the write quota of the current call. Nothing is written or
+//     created, not even the part that would fit. Bytes written, growth past
+//     the end of a file (by truncate, or by writing past the end) and
+//     [CreateCharge] per file or directory created count; deleting gives
+//     nothing back.
+//   - EMFILE: an OpenFile while the guest holds as many files and
+//     directories open as it may. The mount roots wazero opens for the
+//     preopens are not counted.
+//
+// Both are this package's own Errno values: wazero's WASI layer reports
+// them as EIO unless the host translates them (see [Budget.TakeRefusal]).
+//
 // # What the operator must still ensure
 //
 // Path checks cannot see through hard links or mount points. A hard link
@@ -66,7 +84,8 @@
 //
 // # Concurrency
 //
-// An [FS] is safe for concurrent use by many module instances. A file it
-// returns belongs to one module instance, like every wazero file: its methods
-// must not be called concurrently.
+// An [FS] is safe for concurrent use by many module instances, and a
+// [Budget] by many goroutines. An FS with a budget serves the one instance
+// the budget belongs to. A file it returns belongs to one module instance,
+// like every wazero file: its methods must not be called concurrently.
 package sandboxfs
