@@ -28,12 +28,25 @@
 // private or metadata address, checked on the addresses actually dialed.
 // "localhost" and names under it are never sent to DNS.
 //
-// Every guest runs with wazero's close-on-context-done, so a guest spinning
-// in a loop is stopped at its deadline and cannot stall garbage collection;
-// guests blocked in a host call (sleep, HTTP, tool_call) are released by the
-// host function when the deadline passes. A failed call returns a *CallError
-// matching one of the sentinel errors (ErrGuest, ErrTrap, ErrTimeout,
-// ErrLimit, ErrDenied, ...), and the host keeps serving other calls.
+// Before it runs, a module is validated in full by wazero's own validator,
+// then rewritten to count the instructions it runs: a budget check at every
+// loop head and function entry calls the host when the budget runs out,
+// where the deadline and Limits.MaxFuel are enforced, so a spinning guest
+// is stopped at its deadline and cannot stall garbage collection. A valid
+// module the rewriter cannot handle runs under wazero's
+// close-on-context-done instead. The deadline covers instantiation too: a
+// start function and the guest's initialisers run under it. Guests blocked
+// in a host call (sleep, HTTP, tool_call) are released by the host function
+// when the deadline passes. Tables are bounded by Config.WithMaxTableElements.
+// A failed call returns a *CallError matching one of the sentinel errors
+// (ErrGuest, ErrTrap, ErrTimeout, ErrLimit, ErrDenied, ...), and the host
+// keeps serving other calls.
+//
+// A call never sees what an earlier call left: kernel memory is zeroed,
+// vars and HTTP state are reset, memory and globals are restored from a
+// snapshot taken after initialisation, and an instance whose call changed
+// its WASI descriptor table, tables or segments, or closed it, is
+// discarded.
 //
 // The host↔guest contract is described in the abi package and its README.
 package host

@@ -256,10 +256,14 @@ func (in *instance) write(b []byte) uint64 {
 	return off
 }
 
+// varOverhead is what the host spends on a var besides its key and value,
+// charged against the var cap.
+const varOverhead = 64
+
 func (in *instance) setVar(key string, v []byte) {
-	size := in.varBytes + int64(len(key)) + int64(len(v))
+	size := in.varBytes + int64(len(key)) + int64(len(v)) + varOverhead
 	if old, ok := in.vars[key]; ok {
-		size -= int64(len(key)) + int64(len(old))
+		size -= int64(len(key)) + int64(len(old)) + varOverhead
 	}
 	if size > in.limits.MaxVarBytes {
 		trap(&limitError{what: "var store", limit: in.limits.MaxVarBytes, detail: fmt.Sprintf("setting %q to %d bytes", key, len(v))})
@@ -273,7 +277,7 @@ func (in *instance) setVar(key string, v []byte) {
 
 func (in *instance) deleteVar(key string) {
 	if old, ok := in.vars[key]; ok {
-		in.varBytes -= int64(len(key)) + int64(len(old))
+		in.varBytes -= int64(len(key)) + int64(len(old)) + varOverhead
 		delete(in.vars, key)
 	}
 }

@@ -29,9 +29,11 @@ type Limits struct {
 	MaxMemoryBytes uint64 `json:"max_memory_bytes,omitempty"`
 	// MaxOutputBytes caps what the guest may pass to output_set.
 	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
-	// MaxLogBytes caps log messages and stdout/stderr together, per call.
+	// MaxLogBytes caps log messages and stdout/stderr together, per call;
+	// each entry also counts 64 bytes for what the host keeps besides it.
 	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
-	// MaxVarBytes caps the var store (keys and values).
+	// MaxVarBytes caps the var store (keys and values, and 64 bytes per
+	// var for what the host keeps besides them).
 	MaxVarBytes int64 `json:"max_var_bytes,omitempty"`
 	// MaxHTTPResponseBytes caps one HTTP response body.
 	MaxHTTPResponseBytes int64 `json:"max_http_response_bytes,omitempty"`

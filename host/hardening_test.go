@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
 )
 
@@ -344,5 +346,34 @@ func TestFallbackModuleStartFunctionIsStopped(t *testing.T) {
 	wantKind(t, err, host.ErrTimeout)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("a 200 ms deadline stopped the start function after %v", d)
+	}
+}
+
+// A tool called by a guest runs under its caller's deadline: the callee
+// says that the caller's deadline, not its own timeout, stopped it, and the
+// caller is stopped too, even if it could still return in time.
+func TestNestedCallsShareTheCallersDeadline(t *testing.T) {
+	h := newHost(t, testConfig())
+	spin := load(t, h, "wat/loop.wasm")
+	caller := load(t, h, "wat/tool_call.wasm")
+	var calleeErr error
+	tools := host.ToolDispatcherFunc(func(ctx context.Context, name string, args json.RawMessage) abi.ToolResult {
+		_, calleeErr = spin.Call(ctx, "spin", nil, nil) // its own timeout: the 30 s default
+		var ce *host.CallError
+		errors.As(calleeErr, &ce)
+		return abi.ToolResult{IsError: true, Error: ce.ABIError()}
+	})
+	start := time.Now()
+	_, err := caller.Call(t.Context(), "call_tool", []byte("spin"), &host.CallOptions{
+		Grant: host.Grant{Tools: []string{"spin"}, Limits: host.Limits{Timeout: 300 * time.Millisecond}},
+		Tools: tools,
+	})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a 300 ms caller ran %v", d)
+	}
+	wantKind(t, err, host.ErrTimeout)
+	ce := wantKind(t, calleeErr, host.ErrTimeout)
+	if !strings.Contains(ce.Message, "caller's deadline") {
+		t.Errorf("the callee's timeout message %q does not say the caller's deadline stopped it", ce.Message)
 	}
 }

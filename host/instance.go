@@ -56,8 +56,10 @@ type instance struct {
 	// initFuel is what the start function and the initialisers used.
 	initFuel int64
 	deadline time.Time
-	// begun is set from begin to the end of the call.
-	begun bool
+	// begun is set from begin to the end of the call, started when
+	// begin ran.
+	begun   bool
+	started time.Time
 
 	// fds watches the WASI descriptor table (see wasistate.go): whether a
 	// call changed what the next one would find there.
@@ -157,6 +159,7 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 // deadline: everything the host keeps per call is reset.
 func (in *instance) begin(ctx context.Context) {
 	in.ctx, in.begun = ctx, true
+	in.started = time.Now()
 	in.deadline, _ = ctx.Deadline()
 	in.depth = CallDepth(ctx)
 	in.logs, in.logBytes, in.logsTruncated = nil, 0, false
@@ -261,10 +264,15 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		}
 	}
 	res.ReturnCode = rc
-	if ctx.Err() != nil {
-		// The deadline passed while the guest was finishing; its result
-		// came too late to count.
-		return in.failure(export, rc, ctx.Err())
+	if ctx.Err() != nil || in.pastDeadline() {
+		// The deadline passed while the guest was finishing (the clock
+		// is read too: the context's timer fires only when the scheduler
+		// gets to it); its result came too late to count.
+		err := ctx.Err()
+		if err == nil {
+			err = context.DeadlineExceeded
+		}
+		return in.failure(export, rc, err)
 	}
 	if in.kernel.errorOff != 0 {
 		msg, _ := in.kernel.bytes(in.kernel.errorOff)
@@ -324,6 +332,24 @@ func (in *instance) initialize(ctx context.Context) error {
 	return nil
 }
 
+// pastDeadline reports whether the call's deadline has passed.
+func (in *instance) pastDeadline() bool {
+	return !in.deadline.IsZero() && !time.Now().Before(in.deadline)
+}
+
+// timeoutMessage says why a call timed out: its own timeout, or the
+// deadline of the call it was made for (a tool_call's caller), which came
+// first.
+func (in *instance) timeoutMessage() string {
+	if !in.deadline.IsZero() && !in.started.IsZero() {
+		if budget := in.deadline.Sub(in.started); budget < in.limits.Timeout-time.Millisecond {
+			return fmt.Sprintf("timed out after %v: the caller's deadline came before this call's %v timeout",
+				budget.Round(time.Millisecond), in.limits.Timeout)
+		}
+	}
+	return fmt.Sprintf("timed out after %v", in.limits.Timeout)
+}
+
 func isExit0(err error) bool {
 	var exit *sys.ExitError
 	return errors.As(err, &exit) && exit.ExitCode() == 0
@@ -331,6 +357,9 @@ func isExit0(err error) bool {
 
 // failure classifies an error from instantiating or running the guest.
 func (in *instance) failure(export string, rc int32, err error) *CallError {
+	if err == nil {
+		err = errInternal
+	}
 	ce := &CallError{Export: export, ReturnCode: rc, Cause: err}
 	var exit *sys.ExitError
 	var capErr *CapabilityError
@@ -350,7 +379,7 @@ func (in *instance) failure(export string, rc int32, err error) *CallError {
 	case errors.Is(ctxErr, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		(errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded):
 		ce.Kind, ce.Code = ErrTimeout, abi.CodeTimeout
-		ce.Message = fmt.Sprintf("timed out after %v", in.limits.Timeout)
+		ce.Message = in.timeoutMessage()
 	case ctxErr != nil || (errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled):
 		ce.Kind, ce.Code, ce.Message = ErrCanceled, abi.CodeTimeout, "canceled by the caller"
 	case errors.As(err, &exit):
@@ -391,12 +420,17 @@ func (in *instance) nanosleep(ns int64) {
 	}
 }
 
+// logEntryOverhead is what the host spends on a log entry besides its
+// message (the LogEntry and its strings), charged against the log cap so
+// that a flood of one-byte messages is held to the cap like one large one.
+const logEntryOverhead = 64
+
 // log records a guest message within the log byte cap.
 func (in *instance) log(level abi.LogLevel, source string, msg []byte) {
-	if in.logsTruncated {
+	if in.logsTruncated || len(msg) == 0 {
 		return
 	}
-	room := in.limits.MaxLogBytes - in.logBytes
+	room := in.limits.MaxLogBytes - in.logBytes - logEntryOverhead
 	if int64(len(msg)) > room {
 		msg = msg[:max(room, 0)]
 		in.logsTruncated = true
@@ -404,7 +438,7 @@ func (in *instance) log(level abi.LogLevel, source string, msg []byte) {
 	if len(msg) == 0 {
 		return
 	}
-	in.logBytes += int64(len(msg))
+	in.logBytes += int64(len(msg)) + logEntryOverhead
 	e := LogEntry{Level: level, Source: source, Message: string(msg)}
 	in.logs = append(in.logs, e)
 	if in.onLog != nil {
