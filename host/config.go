@@ -17,7 +17,7 @@ const (
 	DefaultMaxVarBytes          = 1 << 20
 	DefaultMaxHTTPResponseBytes = 16 << 20
 	DefaultMaxKernelBytes       = 64 << 20
-	DefaultMaxToolDepth         = 4
+	DefaultMaxToolDepth         = 8
 	DefaultMaxWriteBytes        = 64 << 20
 	DefaultMaxOpenFiles         = 64
 	// DefaultMaxTableElements bounds the elements a module's tables may

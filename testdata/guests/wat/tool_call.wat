@@ -3,6 +3,10 @@
 ;;              the constant args {"x":1} and outputs the returned document
 ;;              (an abi.ToolResult JSON) verbatim; nothing when it returns 0.
 ;;   call_cap:  the same with capability_call: the input is a capability id.
+;;   again:     calls tool_call("again", {}) — itself, when a host names the
+;;              tool after the export — and outputs the returned document:
+;;              a cycle that only a depth limit ends.
+;;   echo_args: outputs its input (a tool's arguments) verbatim.
 ;; Build: make -C testdata/guests (runs: wat2wasm wat/tool_call.wat -o wat/tool_call.wasm).
 (module
   (import "extism:host/user" "tool_call" (func $tool_call (param i64 i64) (result i64)))
@@ -161,6 +165,8 @@
     (call $parse_u64 (local.get $p) (local.get $len)))
   ;; ---- end of shared helpers ----
   (data (i32.const 0) "{\"x\":1}")
+  (data (i32.const 16) "again")
+  (data (i32.const 24) "{}")
 
   ;; $input_block copies the input into a new kernel block.
   (func $input_block (result i64)
@@ -184,5 +190,20 @@
     (global.set $heap (i32.const 4096))
     (call $output_block
       (call $capability_call (call $input_block) (call $store (i32.const 0) (i32.const 7))))
+    (i32.const 0))
+
+  (func (export "again") (result i32)
+    (global.set $heap (i32.const 4096))
+    (call $output_block
+      (call $tool_call (call $store (i32.const 16) (i32.const 5)) (call $store (i32.const 24) (i32.const 2))))
+    (i32.const 0))
+
+  (func (export "echo_args") (result i32)
+    (local $len i32) (local $p i32)
+    (global.set $heap (i32.const 4096))
+    (local.set $len (call $input_len))
+    (local.set $p (call $malloc (local.get $len)))
+    (call $read_input (local.get $p) (local.get $len))
+    (call $output_set (call $store (local.get $p) (local.get $len)) (i64.extend_i32_u (local.get $len)))
     (i32.const 0))
 )

@@ -1,0 +1,295 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// CallOptions adjust one call.
+type CallOptions struct {
+	// OnLog receives a Wasm tool's log entries as they are written.
+	OnLog func(host.LogEntry)
+	// Config holds per-call config values for the tool (a tenant's, or
+	// `skillhost call --config`), over the operator's; they are checked
+	// against the tool's config params first.
+	Config map[string]string
+}
+
+// call is one call in flight.
+type call struct {
+	run  *Run
+	tool *Tool
+	args json.RawMessage
+	opts *CallOptions
+	// timings filled in by the implementation.
+	fuel int64
+}
+
+// Call runs the tool called name with args (a JSON object; empty means
+// {}) in the run. A tool the run cannot reach is ErrToolNotFound, the same
+// error as a tool that does not exist; a deferred tool the run may
+// activate is activated and run. Arguments are validated against the
+// tool's input schema before the tool runs, whatever its language: a
+// violation, like every failure of the tool itself, is a Result with
+// IsError set, shown to the model, and a nil error. A Go error means the
+// request could not be made at all.
+func (run *Run) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	start := time.Now()
+	t, ok := run.reg.tools[name]
+	if !ok || !run.allowed(t) {
+		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
+	}
+	if !t.Hidden && !run.loaded(t) {
+		if run.reg.opts.Catalog.DisableActivation {
+			run.reg.emit(ctx, run.rc, EventToolActivationDenied, map[string]any{"tool_name": name, "reason": "activation on first use is off"})
+			return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
+		}
+		source := "model"
+		if host.CallDepth(ctx) > 0 {
+			source = "tool_call"
+		}
+		run.activate(ctx, t, source, "first use")
+	}
+	if opts == nil {
+		opts = &CallOptions{}
+	}
+	res := run.call(ctx, &call{run: run, tool: t, args: args, opts: opts})
+	run.reg.emit(ctx, run.rc, EventToolCall, callFields(t, res, time.Since(start), host.CallDepth(ctx)))
+	return res, nil
+}
+
+// call validates, dispatches and normalises one call.
+func (run *Run) call(ctx context.Context, c *call) (res *Result) {
+	t := c.tool
+	args, bad := checkArgs(t, c.args)
+	if bad != nil {
+		return bad
+	}
+	c.args = args
+	if len(c.opts.Config) > 0 && t.Kind == KindWasm {
+		if err := run.reg.checkConfig(t, c.opts.Config); err != nil {
+			return errorResult(abi.CodeInvalidInput, "%v", err)
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			// An implementation must never take the process down; the
+			// stack goes to the log, not to the model.
+			run.reg.emit(ctx, run.rc, EventToolPanic, map[string]any{"tool_name": t.Name, "panic": fmt.Sprint(p), "stack": string(debug.Stack())})
+			res = errorResult(abi.CodeInternal, "tool %q failed inside the host", t.Name)
+		}
+	}()
+	res, err := t.impl.call(ctx, c)
+	if err != nil {
+		var te *ToolError
+		if errors.As(err, &te) {
+			return &Result{IsError: true, Error: &abi.Error{Code: te.Code, Message: te.Message}}
+		}
+		return errorResult(abi.CodeGuestError, "%v", err)
+	}
+	if res.IsError {
+		return res
+	}
+	return run.reg.normalise(t, res)
+}
+
+// checkArgs parses args as a JSON object and validates it against t's
+// input schema. It returns the arguments to pass on, or a tool error
+// result listing every violation with its JSON path.
+func checkArgs(t *Tool, args json.RawMessage) (json.RawMessage, *Result) {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if args[0] != '{' {
+		return nil, errorResult(abi.CodeInvalidInput, "arguments for %q must be a JSON object, got %s", t.Name, jsonKind(args))
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return nil, errorResult(abi.CodeInvalidInput, "arguments for %q are not valid JSON: %v", t.Name, err)
+	}
+	if t.input == nil {
+		return args, nil
+	}
+	vs, err := packs.ValidateValue(t.input, v, args)
+	if err != nil {
+		return nil, errorResult(abi.CodeInvalidInput, "arguments for %q: %v", t.Name, err)
+	}
+	if len(vs) > 0 {
+		return nil, &Result{IsError: true, Error: &abi.Error{Code: abi.CodeInvalidInput,
+			Message: violationsMessage(fmt.Sprintf("arguments for %q do not match its input schema", t.Name), vs)}}
+	}
+	return args, nil
+}
+
+// violationsMessage joins violations under intro: "intro: $.text: must be
+// a string, got number; $: missing required field "n"".
+func violationsMessage(intro string, vs []packs.Violation) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.String()
+	}
+	return intro + ": " + strings.Join(parts, "; ")
+}
+
+// jsonKind names the JSON type a document starts with.
+func jsonKind(doc []byte) string {
+	switch doc[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	if doc[0] == '-' || (doc[0] >= '0' && doc[0] <= '9') {
+		return "a number"
+	}
+	return "something that is not JSON"
+}
+
+// normalise turns a tool's raw output into what the model is shown: JSON
+// as it is, UTF-8 text as a JSON string; binary output is refused, and so
+// is output past the result cap or not matching a declared output schema.
+func (r *Registry) normalise(t *Tool, res *Result) *Result {
+	out := bytes.TrimSpace(res.Output)
+	switch {
+	case len(out) == 0:
+		out = []byte("null")
+	case json.Valid(out):
+	case utf8.Valid(res.Output):
+		out, _ = json.Marshal(string(res.Output))
+	default:
+		return withLogs(errorResult(abi.CodeInternal,
+			"tool %q returned %d bytes of binary output; a tool returns JSON or UTF-8 text (encode binary data, e.g. as base64 in a JSON field)",
+			t.Name, len(res.Output)), res)
+	}
+	if len(out) > r.opts.MaxResultBytes {
+		return withLogs(errorResult(abi.CodeLimitExceeded, "tool %q returned %d bytes, above the %d-byte result cap",
+			t.Name, len(out), r.opts.MaxResultBytes), res)
+	}
+	if t.output != nil {
+		vs, err := packs.ValidateJSON(t.output, out)
+		if err != nil || len(vs) > 0 {
+			if err != nil {
+				vs = []packs.Violation{{Path: "$", Message: err.Error()}}
+			}
+			return withLogs(&Result{IsError: true, Error: &abi.Error{Code: abi.CodeInternal,
+				Message: violationsMessage(fmt.Sprintf("tool %q returned output that does not match its output schema", t.Name), vs)}}, res)
+		}
+	}
+	res.Output = json.RawMessage(out)
+	return res
+}
+
+func withLogs(r, from *Result) *Result {
+	r.Logs, r.Fuel = from.Logs, from.Fuel
+	return r
+}
+
+// checkConfig checks per-call config values against t's config params.
+func (r *Registry) checkConfig(t *Tool, values map[string]string) error {
+	return packs.CheckToolConfig(t.Tool, values)
+}
+
+// wasmTool runs a tool exported by a pack's module.
+type wasmTool struct {
+	reg    *Registry
+	pack   *packs.Pack
+	mod    *packs.Module
+	export string
+}
+
+func (w *wasmTool) call(ctx context.Context, c *call) (*Result, error) {
+	hm, err := w.reg.module(ctx, w.pack, w.mod)
+	if err != nil {
+		if errors.Is(err, host.ErrInvalidModule) || errors.Is(err, host.ErrUnknownImport) || errors.Is(err, host.ErrHashMismatch) {
+			return nil, &ToolError{Code: abi.CodeUnavailable, Message: err.Error()}
+		}
+		return nil, &ToolError{Code: abi.CodeInternal, Message: err.Error()}
+	}
+	g := c.tool.Effective
+	if len(c.opts.Config) > 0 {
+		cfg := make(map[string]string, len(g.Config)+len(c.opts.Config))
+		for k, v := range g.Config {
+			cfg[k] = v
+		}
+		for k, v := range c.opts.Config {
+			cfg[k] = v
+		}
+		g.Config = cfg
+	}
+	co := &host.CallOptions{Grant: g, Tools: dispatcher{c.run}, OnLog: c.opts.OnLog}
+	hres, err := hm.Call(ctx, c.tool.Export, c.args, co)
+	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel}
+	if err != nil {
+		var ce *host.CallError
+		if !errors.As(err, &ce) {
+			return nil, &ToolError{Code: abi.CodeInternal, Message: err.Error()}
+		}
+		res.IsError, res.Error = true, ce.ABIError()
+		return res, nil
+	}
+	res.Output = hres.Output
+	return res, nil
+}
+
+// dispatcher serves a guest's tool_call through the run it was made in:
+// the same visibility, validation, grants of the called tool and events
+// as a model's call. The host has already checked that the caller's grant
+// names the tool and that the nesting depth allows another level; ctx
+// carries the caller's deadline and the depth.
+type dispatcher struct{ run *Run }
+
+var _ host.ToolDispatcher = dispatcher{}
+
+func (d dispatcher) CallTool(ctx context.Context, name string, args json.RawMessage) abi.ToolResult {
+	res, err := d.run.Call(ctx, name, args, nil)
+	if err != nil {
+		code := abi.CodeInternal
+		if errors.Is(err, ErrToolNotFound) {
+			code = abi.CodeNotFound
+		}
+		return abi.ToolResult{IsError: true, Error: &abi.Error{Code: code, Message: err.Error()}}
+	}
+	return abi.ToolResult{Output: res.Output, IsError: res.IsError, Error: res.Error}
+}
+
+// nativeTool runs a Go tool.
+type nativeTool struct{ n Native }
+
+func (n nativeTool) call(ctx context.Context, c *call) (*Result, error) {
+	out, err := n.n.Execute(withRun(ctx, c.run), c.args)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Output: out}, nil
+}
+
+type runKey struct{}
+
+// withRun puts the run into ctx for the tools that need it (built-ins).
+func withRun(ctx context.Context, run *Run) context.Context {
+	return context.WithValue(ctx, runKey{}, run)
+}
+
+// RunFrom returns the run a native or built-in tool is called in, or nil.
+func RunFrom(ctx context.Context) *Run {
+	run, _ := ctx.Value(runKey{}).(*Run)
+	return run
+}

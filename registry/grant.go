@@ -1,0 +1,134 @@
+package registry
+
+import (
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// grants turns manifests and the operator's configuration into the grant
+// each Wasm tool runs with: one function over one limits type.
+type grants struct {
+	op *packs.Config
+	// embedder are Options.Grants, replacing the config's sections.
+	embedder map[string]host.Grant
+	// defaults are Options.DefaultLimits, the embedder's ceilings.
+	defaults host.Limits
+	// resolve fills a grant's zero limits from the host's defaults (the
+	// operator's [limits] and the embedder's, over the built-in ones).
+	resolve func(host.Limits) host.Limits
+}
+
+// of returns the requested, operator and effective grants of module m of
+// pack p, where the operator's grant comes from and which side set each
+// effective limit. The operator's limits are ceilings: the grant's own,
+// else the operator's defaults, else the built-in ones; a manifest can
+// lower a limit, never raise it (host.Intersect takes the smaller).
+func (g *grants) of(p *packs.Pack, m *packs.Module) (req, op, eff host.Grant, from string, limitFrom map[string]Origin) {
+	req = requestGrant(m)
+	op, from = g.operatorGrant(p, m)
+	granted := op.Limits
+	op.Limits = g.resolve(granted)
+	eff = host.Intersect(req, op)
+	return req, op, eff, from, g.limitSources(req.Limits, granted, eff.Limits)
+}
+
+// limitSources says which side set each effective limit: the pack, when
+// its own value held (at or below the ceiling); else the operator's grant
+// for the pack, when it sets the limit; else the operator's defaults, when
+// they set it; else the built-in default.
+func (g *grants) limitSources(req, granted, eff host.Limits) map[string]Origin {
+	r, gr := req.Fields(), granted.Fields()
+	file, embedder := HostLimits(g.op.Limits).Fields(), g.defaults.Fields()
+	out := make(map[string]Origin, len(r))
+	for i, f := range eff.Fields() {
+		switch {
+		case r[i].Value != 0 && r[i].Value == f.Value:
+			out[f.Name] = OriginPack
+		case gr[i].Value != 0:
+			out[f.Name] = OriginOperator
+		case file[i].Value != 0 || embedder[i].Value != 0:
+			out[f.Name] = OriginOperatorDefault
+		default:
+			out[f.Name] = OriginDefault
+		}
+	}
+	return out
+}
+
+// requestGrant turns a manifest's request and limits into a Grant. Its
+// config holds the defaults: request.config and the config params'
+// defaults.
+func requestGrant(m *packs.Module) host.Grant {
+	r := m.Request
+	g := host.Grant{
+		AllowedHosts: r.AllowedHosts,
+		Config:       m.ConfigDefaults(),
+		Tools:        r.Tools,
+		Capabilities: r.Services,
+		Limits:       HostLimits(m.Limits),
+	}
+	for _, mr := range r.Mounts {
+		g.Mounts = append(g.Mounts, host.Mount{GuestPath: mr.Guest, ReadOnly: mr.ReadOnly})
+	}
+	if len(r.Env) > 0 {
+		g.Env = map[string]string{}
+		for _, name := range r.Env {
+			g.Env[name] = ""
+		}
+	}
+	return g
+}
+
+// operatorGrant returns the operator's grant for module m of pack p, and
+// where it comes from: the embedder's grants, else the operator config's
+// [packs.<name>] section, else nothing. The bundled pack is no exception:
+// its modules request no tools or services, and its folders, hosts and
+// env values are the operator's to give. The limits are the grant's own,
+// not yet resolved against the defaults.
+func (g *grants) operatorGrant(p *packs.Pack, m *packs.Module) (host.Grant, string) {
+	if eg, ok := g.embedder[p.Name]; ok {
+		return eg, GrantFromEmbedder
+	}
+	if pg, ok := g.op.Packs[p.Name]; ok {
+		return packGrant(pg, m), GrantFromConfig
+	}
+	return host.Grant{}, GrantFromNone
+}
+
+// packGrant turns a [packs.<name>] section into module m's Grant. Of the
+// config values, m gets those of the keys it declares.
+func packGrant(pg packs.PackGrant, m *packs.Module) host.Grant {
+	g := host.Grant{
+		Config:              pg.ModuleConfig(m),
+		AllowedHosts:        pg.AllowedHosts,
+		AllowPrivateNetwork: pg.AllowPrivateNetwork,
+		Capabilities:        pg.Services,
+		Tools:               pg.Tools,
+		Limits:              HostLimits(pg.Limits),
+	}
+	for _, mt := range pg.Mounts {
+		g.Mounts = append(g.Mounts, host.Mount{HostPath: mt.Host, GuestPath: mt.Guest, ReadOnly: mt.ReadOnly})
+	}
+	if len(pg.Env) > 0 {
+		g.Env = make(map[string]string, len(pg.Env))
+		for k, v := range pg.Env {
+			g.Env[k] = v.Value()
+		}
+	}
+	return g
+}
+
+// HostLimits converts limits as the packs package reads them (pack.yaml,
+// [limits], [packs.<name>] limits) into the host's. It is the one place
+// the two types meet; a limit the files cannot set stays zero.
+func HostLimits(l packs.Limits) host.Limits {
+	return host.Limits{
+		Timeout:              l.Timeout,
+		MaxMemoryBytes:       l.MaxMemoryBytes,
+		MaxOutputBytes:       l.MaxOutputBytes,
+		MaxLogBytes:          l.MaxLogBytes,
+		MaxVarBytes:          l.MaxVarBytes,
+		MaxHTTPResponseBytes: l.MaxHTTPResponseBytes,
+		MaxFuel:              l.MaxFuel,
+	}
+}

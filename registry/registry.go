@@ -1,0 +1,378 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"sync"
+
+	"github.com/gobwas/glob"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// Errors returned by the registry.
+var (
+	// ErrToolNotFound is returned when a run has no visible or activatable
+	// tool of that name. A tool the run's policy hides gets exactly this
+	// error, never a hint that it exists.
+	ErrToolNotFound = errors.New("registry: tool not found")
+	// ErrDuplicateTool is returned by New when two sources declare the
+	// same tool name; the message names both.
+	ErrDuplicateTool = errors.New("registry: duplicate tool name")
+	// ErrInvalidTool is returned by New for a native tool whose
+	// description is unusable (no name, no description, a schema that does
+	// not compile).
+	ErrInvalidTool = errors.New("registry: invalid tool")
+	// ErrBadConfig is returned for options that cannot work, such as
+	// session activation without a session id.
+	ErrBadConfig = errors.New("registry: invalid configuration")
+)
+
+// ToolPolicy is the operator's init-time policy: it removes tools from the
+// execution registry entirely, so no run can see, find or call them.
+// Patterns are globs over tool names ("fs_*", "pack.*"); a tool is kept
+// when Allow is empty or one of its patterns matches, and no Deny pattern
+// matches.
+type ToolPolicy struct {
+	Allow []string
+	Deny  []string
+}
+
+// Options configure a Registry. The zero value of every field is usable
+// but Host, which Wasm tools need.
+type Options struct {
+	// Host runs the Wasm tools. Required when the catalog has packs with
+	// modules.
+	Host *host.Host
+	// Operator is the operator's configuration: per-pack grants, limits
+	// and config values. Nil means packs.DefaultConfig().
+	Operator *packs.Config
+	// Grants are the embedder's grants by pack name; an entry replaces the
+	// operator config's section for that pack.
+	Grants map[string]host.Grant
+	// DefaultLimits are the embedder's default ceilings; their non-zero
+	// fields win over the operator config's [limits].
+	DefaultLimits host.Limits
+	// Policy removes tools before anything else sees them.
+	Policy ToolPolicy
+	// Natives are Go tools the embedder registers.
+	Natives []Native
+	// Builtins are skillhost's own tools (tool_search, skill_get…).
+	Builtins []Native
+	// Catalog configures runs: what is visible, how activation works.
+	Catalog CatalogConfig
+	// Events receives every event; nil drops them.
+	Events Sink
+	// MaxResultBytes caps a result shown to the model (default
+	// DefaultMaxResultBytes).
+	MaxResultBytes int
+}
+
+// DefaultMaxResultBytes is the default cap of a tool result.
+const DefaultMaxResultBytes = 1 << 20
+
+// Registry is the execution registry: every tool the process can run,
+// after the ToolPolicy removed what the operator forbids. It is immutable
+// once built and safe for concurrent use; runs (NewRun) are views of it.
+type Registry struct {
+	opts   Options
+	grants *grants
+	tools  map[string]*Tool
+	sorted []*Tool
+	always []glob.Glob
+
+	problems []error
+
+	mu      sync.Mutex
+	modules map[*packs.Module]*moduleSlot
+
+	sessions sessions
+}
+
+// New builds the registry of the tools of cat (its packs' Wasm tools),
+// opts.Natives and opts.Builtins. A pack whose config values do not fit
+// its tools' config params, or whose module's tools cannot be described,
+// is left out and reported by Problems; a duplicate name between two
+// sources, or an unusable native tool, is an error.
+func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, error) {
+	if opts.Operator == nil {
+		opts.Operator = packs.DefaultConfig()
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if err := opts.Catalog.validate(); err != nil {
+		return nil, err
+	}
+	r := &Registry{
+		opts:    opts,
+		tools:   map[string]*Tool{},
+		modules: map[*packs.Module]*moduleSlot{},
+	}
+	r.grants = &grants{op: opts.Operator, embedder: opts.Grants, defaults: opts.DefaultLimits, resolve: func(l host.Limits) host.Limits { return l }}
+	if opts.Host != nil {
+		r.grants.resolve = opts.Host.Config().Resolve
+	}
+	for _, p := range opts.Catalog.AlwaysLoaded {
+		g, err := glob.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: always_loaded_patterns: %q: %v", ErrBadConfig, p, err)
+		}
+		r.always = append(r.always, g)
+	}
+	policy, err := compilePolicy(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	if cat != nil {
+		r.loadPacks(ctx, cat)
+	}
+	for _, n := range opts.Builtins {
+		if err := r.addNative(n, KindBuiltin); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range opts.Natives {
+		if err := r.addNative(n, KindNative); err != nil {
+			return nil, err
+		}
+	}
+	for name, t := range r.tools {
+		if !policy(name) {
+			delete(r.tools, name)
+			continue
+		}
+		r.sorted = append(r.sorted, t)
+	}
+	sort.Slice(r.sorted, func(i, j int) bool { return r.sorted[i].Name < r.sorted[j].Name })
+	return r, nil
+}
+
+// compilePolicy returns the ToolPolicy as a predicate.
+func compilePolicy(p ToolPolicy) (func(string) bool, error) {
+	compile := func(what string, pats []string) ([]glob.Glob, error) {
+		var gs []glob.Glob
+		for _, pat := range pats {
+			g, err := glob.Compile(pat)
+			if err != nil {
+				return nil, fmt.Errorf("%w: tool policy %s pattern %q: %v", ErrBadConfig, what, pat, err)
+			}
+			gs = append(gs, g)
+		}
+		return gs, nil
+	}
+	allow, err := compile("allow", p.Allow)
+	if err != nil {
+		return nil, err
+	}
+	deny, err := compile("deny", p.Deny)
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) bool {
+		for _, g := range deny {
+			if g.Match(name) {
+				return false
+			}
+		}
+		if len(allow) == 0 {
+			return true
+		}
+		for _, g := range allow {
+			if g.Match(name) {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// loadPacks registers the Wasm tools of cat, asking a module's describe
+// export when its manifest lists none.
+func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
+	bad := map[*packs.Pack]bool{}
+	for _, p := range cat.Packs() {
+		if _, ok := r.opts.Grants[p.Name]; ok {
+			continue
+		}
+		if err := r.opts.Operator.CheckPackConfig(p); err != nil {
+			for _, pe := range unjoin(err) {
+				r.problems = append(r.problems, fmt.Errorf("%w (the tools of pack %s are not loaded)", pe, p.Name))
+			}
+			bad[p] = true
+		}
+	}
+	for _, te := range cat.Tools() {
+		if bad[te.Pack] {
+			continue
+		}
+		if err := r.addWasm(te.Pack, te.Module, te.Tool, te.Source, te.Path); err != nil {
+			r.problems = append(r.problems, err)
+		}
+	}
+	for _, p := range cat.Packs() {
+		if bad[p] {
+			continue
+		}
+		for _, m := range p.Modules {
+			if len(m.Tools) == 0 {
+				if err := r.describeTools(ctx, p, m); err != nil {
+					r.problems = append(r.problems, err)
+				}
+			}
+		}
+	}
+}
+
+// describeTools registers the tools a module's describe export declares.
+func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Module) error {
+	hm, err := r.module(ctx, p, m)
+	if err != nil {
+		return err
+	}
+	d, err := hm.Describe(ctx)
+	if err != nil {
+		return fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
+	}
+	var errs []error
+	for _, td := range d.Tools {
+		export := td.Export
+		if export == "" {
+			export = td.Name
+		}
+		t := &packs.Tool{Name: td.Name, Export: export, Description: td.Description,
+			InputSchema: td.InputSchema, OutputSchema: td.OutputSchema, Tags: td.Tags}
+		p.CompleteTool(t)
+		if err := r.addWasm(p, m, t, p.Source, p.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// addWasm registers tool d of module m of pack p.
+func (r *Registry) addWasm(p *packs.Pack, m *packs.Module, d *packs.Tool, source, path string) error {
+	t := &Tool{Tool: d, Kind: KindWasm, Pack: p.Name, PackVersion: p.Version, Source: source, Path: path, Module: m.Name}
+	t.Requested, t.Operator, t.Effective, t.GrantFrom, t.LimitFrom = r.grants.of(p, m)
+	t.impl = &wasmTool{reg: r, pack: p, mod: m, export: d.Export}
+	return r.add(t, fmt.Sprintf("pack %s module %s", p.Name, m.Name))
+}
+
+// addNative registers a Go tool.
+func (r *Registry) addNative(n Native, kind Kind) error {
+	d := n.Describe()
+	if d.Name == "" || d.Description == "" {
+		return fmt.Errorf("%w: a %s tool needs a name and a description (got name %q)", ErrInvalidTool, kind, d.Name)
+	}
+	if d.Loading == "" {
+		d.Loading = r.opts.Catalog.defaultLoading(kind)
+	}
+	(&packs.Pack{DefaultLoading: d.Loading}).CompleteTool(&d)
+	t := &Tool{Tool: &d, Kind: kind, Source: string(kind), impl: nativeTool{n}}
+	if err := r.add(t, fmt.Sprintf("%s tool", kind)); err != nil {
+		if errors.Is(err, ErrDuplicateTool) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrInvalidTool, err)
+	}
+	return nil
+}
+
+// add compiles t's schemas and registers it under its name; where names
+// the source for messages.
+func (r *Registry) add(t *Tool, where string) error {
+	if prev, ok := r.tools[t.Name]; ok {
+		return fmt.Errorf("%w: %q is declared by %s and by %s", ErrDuplicateTool, t.Name, describeSource(prev), where)
+	}
+	var err error
+	if len(t.InputSchema) > 0 {
+		if t.input, err = packs.CompileSchema(t.InputSchema); err != nil {
+			return fmt.Errorf("%s: tool %q: input schema: %v", where, t.Name, err)
+		}
+	}
+	if len(t.OutputSchema) > 0 {
+		if t.output, err = packs.CompileSchema(t.OutputSchema); err != nil {
+			return fmt.Errorf("%s: tool %q: output schema: %v", where, t.Name, err)
+		}
+	}
+	r.tools[t.Name] = t
+	return nil
+}
+
+func describeSource(t *Tool) string {
+	if t.Kind == KindWasm {
+		return fmt.Sprintf("pack %s module %s", t.Pack, t.Module)
+	}
+	return fmt.Sprintf("%s tool", t.Kind)
+}
+
+// Problems returns what kept packs or tools out of the registry.
+func (r *Registry) Problems() []error { return append([]error(nil), r.problems...) }
+
+// Tools returns every tool of the registry, sorted by name. It is the
+// execution registry, not what a model may see: see Run.Tools.
+func (r *Registry) Tools() []*Tool { return r.sorted }
+
+// Tool returns the tool called name, whatever its visibility.
+func (r *Registry) Tool(name string) (*Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// unjoin flattens errors.Join trees into their leaves.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// moduleSlot compiles a module on first use, without holding the
+// registry's lock while it compiles. A failure is kept, unless the caller's
+// context ended it: the next call tries again.
+type moduleSlot struct {
+	mu   sync.Mutex
+	done bool
+	mod  *host.Module
+	err  error
+}
+
+// module returns the compiled module, compiling it on first use.
+func (r *Registry) module(ctx context.Context, p *packs.Pack, m *packs.Module) (*host.Module, error) {
+	if r.opts.Host == nil {
+		return nil, fmt.Errorf("%w: pack %s module %s: the registry has no host to run Wasm tools", ErrBadConfig, p.Name, m.Name)
+	}
+	r.mu.Lock()
+	slot, ok := r.modules[m]
+	if !ok {
+		slot = &moduleSlot{}
+		r.modules[m] = slot
+	}
+	r.mu.Unlock()
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if slot.done {
+		return slot.mod, slot.err
+	}
+	wasm, err := fs.ReadFile(p.FS, m.Path)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
+	}
+	mod, err := r.opts.Host.Load(ctx, wasm, host.LoadOptions{Name: p.Name + "/" + m.Path, SHA256: m.SHA256})
+	if err != nil {
+		err = fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	slot.done, slot.mod, slot.err = true, mod, err
+	return mod, err
+}

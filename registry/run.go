@@ -1,0 +1,280 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/skillhost/skillhost/packs"
+)
+
+// Activation scopes (CatalogConfig.ActivationScope).
+const (
+	// ScopeRun keeps activations on the run: no run changes another.
+	ScopeRun = "run"
+	// ScopeSession keeps them for the run's session: later runs of the
+	// same tenant and session see the tools activated before.
+	ScopeSession = "session"
+)
+
+// CatalogConfig says what a run's model sees and how deferred tools are
+// reached. The zero value is the default: deferred activation on first
+// use, scoped to the run.
+type CatalogConfig struct {
+	// DefaultLoading is the loading mode of native and built-in tools that
+	// do not set one ("always" for built-ins, else "deferred" when empty;
+	// pack tools take their pack's default_loading).
+	DefaultLoading string
+	// AlwaysLoaded are name globs of tools visible from the start of every
+	// run whatever their loading mode ("tool_search", "fs_*").
+	AlwaysLoaded []string
+	// ActivationScope is ScopeRun (default) or ScopeSession. Session
+	// activation needs RunContext.Session on every run.
+	ActivationScope string
+	// DisableActivation turns activation on first use off: deferred tools
+	// are then reachable only when the embedder activates them
+	// (Run.Activate) — the fail-closed setting for a host that cannot
+	// serialise the calls of a session.
+	DisableActivation bool
+}
+
+func (c CatalogConfig) validate() error {
+	switch c.ActivationScope {
+	case "", ScopeRun, ScopeSession:
+	default:
+		return fmt.Errorf("%w: activation_scope %q: want %q or %q", ErrBadConfig, c.ActivationScope, ScopeRun, ScopeSession)
+	}
+	switch c.DefaultLoading {
+	case "", packs.LoadingAlways, packs.LoadingDeferred:
+	default:
+		return fmt.Errorf("%w: default_loading %q: want %q or %q", ErrBadConfig, c.DefaultLoading, packs.LoadingAlways, packs.LoadingDeferred)
+	}
+	return nil
+}
+
+func (c CatalogConfig) defaultLoading(k Kind) string {
+	switch {
+	case c.DefaultLoading != "":
+		return c.DefaultLoading
+	case k == KindBuiltin:
+		return packs.LoadingAlways
+	}
+	return packs.LoadingDeferred
+}
+
+// RunContext identifies who a run serves.
+type RunContext struct {
+	Tenant   string `json:"tenant,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Session  string `json:"session,omitempty"`
+	User     string `json:"user,omitempty"`
+	ChatType string `json:"chat_type,omitempty"`
+}
+
+// VisibilityPolicy is the run-time policy: it decides which tools of the
+// registry a run may see or activate. What it refuses is neither listed,
+// found by search, activated nor executed in the run. Allowed must be
+// safe for concurrent use.
+type VisibilityPolicy interface {
+	Allowed(rc RunContext, t *Tool) bool
+}
+
+// VisibilityFunc adapts a function to VisibilityPolicy.
+type VisibilityFunc func(rc RunContext, t *Tool) bool
+
+// Allowed calls f.
+func (f VisibilityFunc) Allowed(rc RunContext, t *Tool) bool { return f(rc, t) }
+
+// RunOptions adjust one run.
+type RunOptions struct {
+	// Policy decides what the run may see; nil allows every tool.
+	Policy VisibilityPolicy
+}
+
+// Run is one request's or session's view of the registry: its visible
+// catalog (tools loaded always, those matching the always-loaded patterns
+// and those activated in the run or its session) and its calls. A Run is
+// safe for concurrent use; NewRun copies nothing of the catalog.
+type Run struct {
+	reg    *Registry
+	rc     RunContext
+	policy VisibilityPolicy
+	act    *activations
+}
+
+// activations are the tools activated in a run or a session.
+type activations struct {
+	mu    sync.RWMutex
+	names map[string]bool
+}
+
+func (a *activations) has(name string) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.names[name]
+}
+
+// add records name and reports whether it was new.
+func (a *activations) add(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.names[name] {
+		return false
+	}
+	if a.names == nil {
+		a.names = map[string]bool{}
+	}
+	a.names[name] = true
+	return true
+}
+
+// sessions holds the activations of each session, by tenant and session.
+type sessions struct {
+	mu sync.Mutex
+	m  map[[2]string]*activations
+}
+
+func (s *sessions) get(tenant, session string) *activations {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[[2]string]*activations{}
+	}
+	key := [2]string{tenant, session}
+	a, ok := s.m[key]
+	if !ok {
+		a = &activations{}
+		s.m[key] = a
+	}
+	return a
+}
+
+// NewRun returns a run for rc. With session activation, rc.Session is
+// required (ErrBadConfig otherwise): activations then persist across the
+// runs of that tenant's session and never reach another session.
+func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
+	run := &Run{reg: r, rc: rc, policy: allowAll{}}
+	if opts != nil && opts.Policy != nil {
+		run.policy = opts.Policy
+	}
+	if r.opts.Catalog.ActivationScope == ScopeSession {
+		if rc.Session == "" {
+			return nil, fmt.Errorf("%w: activation_scope is %q but the run has no session id", ErrBadConfig, ScopeSession)
+		}
+		run.act = r.sessions.get(rc.Tenant, rc.Session)
+	} else {
+		run.act = &activations{}
+	}
+	return run, nil
+}
+
+type allowAll struct{}
+
+func (allowAll) Allowed(RunContext, *Tool) bool { return true }
+
+// Context returns the run's context.
+func (run *Run) Context() RunContext { return run.rc }
+
+// Registry returns the registry the run views.
+func (run *Run) Registry() *Registry { return run.reg }
+
+// allowed reports whether the run's policy lets it see t.
+func (run *Run) allowed(t *Tool) bool { return run.policy.Allowed(run.rc, t) }
+
+// visible reports whether t is in the run's catalog now: allowed, not
+// hidden, and loaded always, matching an always-loaded pattern, or
+// activated.
+func (run *Run) visible(t *Tool) bool {
+	if t.Hidden || !run.allowed(t) {
+		return false
+	}
+	return run.loaded(t)
+}
+
+// loaded reports whether t is loaded without activation, or activated.
+func (run *Run) loaded(t *Tool) bool {
+	if t.Loading != packs.LoadingDeferred {
+		return true
+	}
+	for _, g := range run.reg.always {
+		if g.Match(t.Name) {
+			return true
+		}
+	}
+	return run.act.has(t.Name)
+}
+
+// Tools returns the run's visible catalog, sorted by name: what a model
+// is shown.
+func (run *Run) Tools() []*Tool {
+	var out []*Tool
+	for _, t := range run.reg.sorted {
+		if run.visible(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Deferred returns the tools the run may still activate, sorted by name:
+// allowed, not hidden, deferred and not yet activated. Renderings that
+// support deferred loading list them; tool_search finds them.
+func (run *Run) Deferred() []*Tool {
+	var out []*Tool
+	for _, t := range run.reg.sorted {
+		if !t.Hidden && run.allowed(t) && !run.loaded(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Visible reports whether the tool called name is in the run's catalog.
+func (run *Run) Visible(name string) bool {
+	t, ok := run.reg.tools[name]
+	return ok && run.visible(t)
+}
+
+// Reachable reports whether a model of this run may call name: it is
+// visible, or deferred and activatable, or hidden but allowed (a hidden
+// tool is left out of listings and search, and callable by its name).
+// What a search may show is Findable.
+func (run *Run) Reachable(name string) bool {
+	t, ok := run.reg.tools[name]
+	return ok && run.allowed(t)
+}
+
+// Findable reports whether tool search may show name to this run: in the
+// registry, allowed, and not hidden.
+func (run *Run) Findable(name string) bool {
+	t, ok := run.reg.tools[name]
+	return ok && !t.Hidden && run.allowed(t)
+}
+
+// Activate makes a deferred tool visible in the run (or its session). It
+// returns ErrToolNotFound for a tool the run cannot reach.
+func (run *Run) Activate(ctx context.Context, name, reason string) error {
+	t, ok := run.reg.tools[name]
+	if !ok || !run.allowed(t) {
+		run.reg.emit(ctx, run.rc, EventToolActivationDenied, map[string]any{"tool_name": name, "reason": "not found"})
+		return fmt.Errorf("%w: %q", ErrToolNotFound, name)
+	}
+	run.activate(ctx, t, "embedder", reason)
+	return nil
+}
+
+// activate records t as activated and reports the event once.
+func (run *Run) activate(ctx context.Context, t *Tool, source, reason string) {
+	if t.Loading != packs.LoadingDeferred || run.loaded(t) {
+		return
+	}
+	if run.act.add(t.Name) {
+		scope := run.reg.opts.Catalog.ActivationScope
+		if scope == "" {
+			scope = ScopeRun
+		}
+		run.reg.emit(ctx, run.rc, EventToolActivated, map[string]any{
+			"tool_name": t.Name, "activation_scope": scope, "source": source, "reason": reason,
+		})
+	}
+}

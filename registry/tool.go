@@ -1,0 +1,154 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// Kind says how a tool is implemented.
+type Kind string
+
+// Kinds of tools.
+const (
+	// KindWasm is a tool exported by a Wasm module of a pack.
+	KindWasm Kind = "wasm"
+	// KindNative is a Go tool the embedder registered (Func, or a Native).
+	KindNative Kind = "native"
+	// KindBuiltin is one of skillhost's own tools (tool_search, skill_get…).
+	KindBuiltin Kind = "builtin"
+)
+
+// Tool is one tool of the execution registry: its description, where it
+// comes from, what it runs with, and how it is run. The description is
+// the canonical packs.Tool, the one type the index, the renderings and the
+// CLI read; the registry fills in what a manifest may leave out (display
+// name, category, loading mode, version) before it is shared, and never
+// changes it after.
+//
+// A Tool is immutable once the registry is built and safe for concurrent
+// use.
+type Tool struct {
+	// Tool is the description: name, description, schemas, examples,
+	// flags, risk inputs, category, tags, loading mode, config params.
+	*packs.Tool
+	// Kind says how the tool is implemented.
+	Kind Kind
+	// Pack and PackVersion name the pack of a Wasm tool ("" otherwise).
+	Pack        string
+	PackVersion string
+	// Source is the pack source (bundled, installed, user, workspace) of a
+	// Wasm tool, "native" or "builtin" otherwise.
+	Source string
+	// Path is the manifest that declares a Wasm tool, with its source root.
+	Path string
+	// Module is the name of a Wasm tool's module in its pack.
+	Module string
+
+	// Requested is what a Wasm tool's module asks for, Operator what the
+	// operator grants its pack (limits resolved to ceilings), and Effective
+	// their intersection: what it runs with. Zero for other kinds.
+	Requested host.Grant
+	Operator  host.Grant
+	Effective host.Grant
+	// GrantFrom says where Operator comes from: GrantFromConfig,
+	// GrantFromEmbedder or GrantFromNone.
+	GrantFrom string
+	// LimitFrom says which side set each limit of Effective, by the name
+	// host.Limits gives it in JSON ("timeout", "max_memory_bytes", …).
+	LimitFrom map[string]Origin
+
+	// input and output are the compiled schemas (nil: none declared).
+	input, output *jsonschema.Schema
+	impl          impl
+}
+
+// impl runs a tool once its arguments are validated.
+type impl interface {
+	call(ctx context.Context, c *call) (*Result, error)
+}
+
+// Native is a tool implemented in Go: the class form of a tool, for tools
+// written by hand. Func builds one from a typed function, with its schemas
+// inferred from the Go types.
+type Native interface {
+	// Describe returns the tool's description. Name and Description are
+	// required; InputSchema defaults to an object with any properties.
+	// The registry completes the description (category, loading mode,
+	// display name) and does not keep the returned pointer's later
+	// changes: describe once, at registration.
+	Describe() packs.Tool
+	// Execute runs the tool. args is a JSON object already validated
+	// against the input schema. The result is JSON (see Result.Output);
+	// a returned error is a tool error shown to the model: a *ToolError
+	// keeps its code, any other error becomes code guest_error with its
+	// message.
+	Execute(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+}
+
+// ToolError is an error a tool reports with an abi code, shown to the
+// model as the result of the call.
+type ToolError struct {
+	Code    abi.Code
+	Message string
+}
+
+func (e *ToolError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Origin says which side set one of a tool's effective limits.
+type Origin string
+
+// The sides a limit may come from.
+const (
+	// OriginPack is the pack's manifest: its value is at or below the
+	// operator's ceiling.
+	OriginPack Origin = "pack"
+	// OriginOperator is the operator's grant for the pack: the limits of
+	// its [packs.<name>] section or of its Config.Grants entry.
+	OriginOperator Origin = "operator"
+	// OriginOperatorDefault is the operator's default for every pack:
+	// the config's [limits] section or Config.DefaultLimits.
+	OriginOperatorDefault Origin = "operator default"
+	// OriginDefault is the built-in default (host.DefaultTimeout and the
+	// rest).
+	OriginDefault Origin = "default"
+)
+
+// Where the operator's grant for a pack comes from (Tool.GrantFrom).
+const (
+	// GrantFromConfig is the pack's [packs.<name>] section of the
+	// operator config.
+	GrantFromConfig = "config"
+	// GrantFromEmbedder is the pack's entry in Config.Grants.
+	GrantFromEmbedder = "embedder"
+	// GrantFromNone says neither names the pack: it is granted nothing,
+	// and the default limits hold.
+	GrantFromNone = "none"
+)
+
+// Result is a tool call's outcome, as the model is shown it: Output on
+// success, Error when the tool failed. A failure is a result, not a Go
+// error; Run.Call returns a Go error only for a request it could not
+// make at all.
+type Result struct {
+	// Output is JSON: the tool's JSON output, or its text output as a
+	// JSON string. Nil when IsError.
+	Output  json.RawMessage `json:"output,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	Error   *abi.Error      `json:"error,omitempty"`
+	// Logs are the guest's log entries (Wasm tools).
+	Logs []host.LogEntry `json:"logs,omitempty"`
+	// Fuel is the instructions a metered Wasm tool ran.
+	Fuel int64 `json:"fuel,omitempty"`
+}
+
+// errorResult returns a tool error result.
+func errorResult(code abi.Code, format string, args ...any) *Result {
+	return &Result{IsError: true, Error: &abi.Error{Code: code, Message: fmt.Sprintf(format, args...)}}
+}
