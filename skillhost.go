@@ -79,7 +79,8 @@ type Config struct {
 	// the default limits. A module may call through tool_call only the
 	// tools its grant lists in Tools ("*": every tool it requests). A
 	// grant's limits are ceilings, as [packs.<name>] limits are: a field
-	// it leaves zero is held to the default limits.
+	// it leaves zero is held to the default limits. A grant that leaves
+	// Isolation empty gets the operator config's [sandbox] isolation.
 	Grants map[string]Grant
 	// DefaultLimits are the operator's default ceilings for every pack;
 	// their non-zero fields win over the operator config's [limits]. A
@@ -155,6 +156,13 @@ type Tool struct {
 	// LimitFrom says which side set each limit of Effective, by the name
 	// host.Limits gives it in JSON ("timeout", "max_memory_bytes", …).
 	LimitFrom map[string]Origin
+	// Isolation is where the tool's calls run: Effective.Isolation, or
+	// host.IsolationInProcess, the host's default, when that is empty.
+	// IsolationFrom says who chose it: OriginOperator (the pack's section
+	// or its Config.Grants entry), OriginOperatorDefault (the config's
+	// [sandbox] section) or OriginDefault. A manifest has no say.
+	Isolation     host.Isolation
+	IsolationFrom Origin
 
 	def *packs.Tool
 	mod *packs.Module
@@ -360,13 +368,25 @@ func (e *Engine) addTool(p *packs.Pack, m *packs.Module, d *packs.Tool, source, 
 	op, from := e.operatorGrant(p, m)
 	granted := op.Limits
 	op.Limits = e.host.Config().Resolve(granted)
+	isoFrom := OriginOperator
+	if op.Isolation == host.IsolationDefault {
+		op.Isolation, isoFrom = host.Isolation(e.op.Sandbox.Isolation), OriginOperatorDefault
+		if op.Isolation == host.IsolationDefault {
+			isoFrom = OriginDefault
+		}
+	}
 	eff := host.Intersect(req, op)
+	iso := eff.Isolation
+	if iso == host.IsolationDefault {
+		iso = host.IsolationInProcess // the engine leaves the host's default as it is
+	}
 	e.tools[d.Name] = &Tool{
 		Name: d.Name, Description: d.Description, Pack: p.Name, PackVersion: p.Version, Source: source, Path: path,
 		Module: m.Name, Export: d.Export, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
 		Risk: d.Risk(), SideEffects: d.SideEffects, Idempotent: d.Idempotent, Hidden: d.Hidden, Tags: d.Tags,
 		Loading: d.Loading, Category: d.Category, ConfigParams: d.ConfigParams,
 		Requested: req, Operator: op, Effective: eff, GrantFrom: from, LimitFrom: e.limitSources(req.Limits, granted, eff.Limits),
+		Isolation: iso, IsolationFrom: isoFrom,
 		def: d, mod: m, pk: p,
 	}
 }
@@ -423,7 +443,8 @@ func requestGrant(m *packs.Module) Grant {
 // [packs.<name>] section, else nothing. The bundled pack is no exception:
 // its modules request no tools or services, and its folders, hosts and
 // env values are the operator's to give. The limits are the grant's own,
-// not yet resolved against the defaults.
+// not yet resolved against the defaults, and so is the isolation (empty
+// when the grant does not say).
 func (e *Engine) operatorGrant(p *packs.Pack, m *packs.Module) (Grant, string) {
 	if g, ok := e.cfg.Grants[p.Name]; ok {
 		return g, GrantFromEmbedder
@@ -444,6 +465,7 @@ func packGrant(pg packs.PackGrant, m *packs.Module) Grant {
 		Capabilities:        pg.Services,
 		Tools:               pg.Tools,
 		Limits:              hostLimits(pg.Limits),
+		Isolation:           host.Isolation(pg.Isolation),
 	}
 	for _, mt := range pg.Mounts {
 		g.Mounts = append(g.Mounts, Mount{HostPath: mt.Host, GuestPath: mt.Guest, ReadOnly: mt.ReadOnly})
@@ -459,7 +481,8 @@ func packGrant(pg packs.PackGrant, m *packs.Module) Grant {
 
 // hostLimits converts limits as the packs package reads them (pack.yaml,
 // [limits], [packs.<name>] limits) into the host's. It is the one place
-// the two types meet; a limit the files cannot set stays zero.
+// the two types meet; a limit the files cannot set (max_kernel_bytes)
+// stays zero.
 func hostLimits(l packs.Limits) Limits {
 	return Limits{
 		Timeout:              l.Timeout,
@@ -469,6 +492,8 @@ func hostLimits(l packs.Limits) Limits {
 		MaxVarBytes:          l.MaxVarBytes,
 		MaxHTTPResponseBytes: l.MaxHTTPResponseBytes,
 		MaxFuel:              l.MaxFuel,
+		MaxWriteBytes:        l.MaxWriteBytes,
+		MaxOpenFiles:         l.MaxOpenFiles,
 	}
 }
 

@@ -43,6 +43,18 @@ const (
 	ScopeGlobal  = "global"
 )
 
+// Isolation modes: where a pack's calls run ([packs.<name>] isolation,
+// [sandbox] isolation).
+const (
+	// IsolationInProcess runs calls on goroutines of the host process: the
+	// default, and the fastest.
+	IsolationInProcess = "in-process"
+	// IsolationProcess runs each call in a supervised child process of the
+	// host binary, killed and replaced when it does not return by its
+	// deadline and a grace period.
+	IsolationProcess = "process"
+)
+
 // maxConfigBytes bounds what is read of a config file.
 const maxConfigBytes = 1 << 20
 
@@ -150,6 +162,17 @@ type Config struct {
 	// for every pack. A pack's own limits are held to its section's
 	// limits, else to these, else to the built-in defaults.
 	Limits Limits `json:"limits,omitzero"`
+	// Sandbox holds the [sandbox] section: the operator's defaults for
+	// how every pack's calls are run.
+	Sandbox SandboxConfig `json:"sandbox,omitzero"`
+}
+
+// SandboxConfig is the [sandbox] section.
+type SandboxConfig struct {
+	// Isolation is where the calls of a pack whose section sets no
+	// isolation run: IsolationInProcess or IsolationProcess; "" leaves it
+	// to the host's default (in-process).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // SourcesConfig is the [sources] section. Relative paths are relative to
@@ -221,6 +244,10 @@ type PackGrant struct {
 	// A limit not set here is held to the [limits] default, else to the
 	// built-in one; a limit set here may be above either.
 	Limits Limits `json:"limits"`
+	// Isolation is where the pack's calls run: IsolationInProcess or
+	// IsolationProcess; "" when the section does not say, and then the
+	// [sandbox] default holds.
+	Isolation string `json:"isolation,omitempty"`
 	// ScopeMode is project, tenant or global (default project).
 	ScopeMode string `json:"scope_mode"`
 	// UpdateExisting lets a changed pack skill replace the stored one
@@ -330,8 +357,10 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			if l, ok := r.limits(kv); ok {
 				c.Limits = l
 			}
+		case "sandbox":
+			r.sandbox(c, kv)
 		default:
-			r.errorf(kv, "unknown key %q; expected one of state_dir, sources, skills, packs, limits", kv.key.String())
+			r.errorf(kv, "unknown key %q; expected one of state_dir, sources, skills, packs, limits, sandbox", kv.key.String())
 		}
 	}
 	if !c.Sources.userSet {
@@ -913,6 +942,10 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 			if l, ok := r.limits(k); ok {
 				g.Limits = l
 			}
+		case "isolation":
+			if s, ok := r.isolation(k); ok {
+				g.Isolation = s
+			}
 		case "scope_mode":
 			s, ok := r.str(k)
 			if !ok {
@@ -948,7 +981,7 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				g.Config[v.key.last()] = cv
 			}
 		default:
-			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, scope_mode, update_existing, pinned, config", k.key.String())
+			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, isolation, scope_mode, update_existing, pinned, config", k.key.String())
 		}
 	}
 	return g, true
@@ -1009,6 +1042,41 @@ func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
 	return m, good
 }
 
+// sandbox reads the [sandbox] section: the operator's defaults for how
+// calls are run.
+func (r *tomlReader) sandbox(c *Config, kv tomlValue) {
+	keys, ok := r.table(kv, "a table ([sandbox])")
+	if !ok {
+		return
+	}
+	for _, k := range keys {
+		switch k.key.last() {
+		case "isolation":
+			if s, ok := r.isolation(k); ok {
+				c.Sandbox.Isolation = s
+			}
+		default:
+			r.errorf(k, "unknown key %q; expected isolation", k.key.String())
+		}
+	}
+}
+
+// isolation reads an isolation mode.
+func (r *tomlReader) isolation(kv tomlValue) (string, bool) {
+	s, ok := r.str(kv)
+	if !ok {
+		return "", false
+	}
+	if s != IsolationInProcess && s != IsolationProcess {
+		r.errorf(kv, "%s %q must be \"in-process\" (the default) or \"process\"", kv.key, s)
+		return "", false
+	}
+	return s, true
+}
+
+// limitKeys are the keys of a limits table, in the order messages list them.
+const limitKeys = "timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel, max_write, max_open_files"
+
 func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 	keys, ok := r.table(kv, "a table such as {timeout = \"5s\", max_memory = \"64MiB\"}")
 	if !ok {
@@ -1017,7 +1085,7 @@ func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 	var raw rawLimits
 	sizes := map[string]*string{
 		"max_memory": &raw.MaxMemory, "max_output": &raw.MaxOutput, "max_log": &raw.MaxLog,
-		"max_var": &raw.MaxVar, "max_http_response": &raw.MaxHTTPResponse,
+		"max_var": &raw.MaxVar, "max_http_response": &raw.MaxHTTPResponse, "max_write": &raw.MaxWrite,
 	}
 	good := true
 	for _, k := range keys {
@@ -1029,6 +1097,9 @@ func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 		case name == "max_fuel":
 			n, ok := r.integer(k)
 			raw.MaxFuel, good = n, good && ok
+		case name == "max_open_files":
+			n, ok := r.integer(k)
+			raw.MaxOpenFiles, good = strconv.FormatInt(n, 10), good && ok
 		case sizes[name] != nil:
 			switch v := k.val.(type) {
 			case string:
@@ -1039,8 +1110,11 @@ func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 				r.wrongType(k, "a size such as \"64MiB\" or a number of bytes")
 				good = false
 			}
+		case name == "isolation":
+			r.errorf(k, "%s is not a limit: set isolation in [sandbox] (the default for every pack) or in a [packs.<name>] section", k.key)
+			good = false
 		default:
-			r.errorf(k, "unknown key %q; expected one of timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel", k.key.String())
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), limitKeys)
 			good = false
 		}
 	}
@@ -1239,6 +1313,9 @@ func (c *Config) String() string {
 	if l := limitsTOML(c.Limits); len(l) > 0 {
 		doc["limits"] = l
 	}
+	if c.Sandbox.Isolation != "" {
+		doc["sandbox"] = map[string]any{"isolation": c.Sandbox.Isolation}
+	}
 	if len(c.Packs) > 0 {
 		pk := map[string]any{}
 		for name, g := range c.Packs {
@@ -1318,6 +1395,9 @@ func packTOML(g PackGrant) map[string]any {
 	if l := limitsTOML(g.Limits); len(l) > 0 {
 		m["limits"] = l
 	}
+	if g.Isolation != "" {
+		m["isolation"] = g.Isolation
+	}
 	return m
 }
 
@@ -1332,6 +1412,7 @@ func limitsTOML(l Limits) map[string]any {
 	}{
 		{"max_memory", int64(l.MaxMemoryBytes)}, {"max_output", l.MaxOutputBytes}, {"max_log", l.MaxLogBytes},
 		{"max_var", l.MaxVarBytes}, {"max_http_response", l.MaxHTTPResponseBytes}, {"max_fuel", l.MaxFuel},
+		{"max_write", l.MaxWriteBytes}, {"max_open_files", l.MaxOpenFiles},
 	} {
 		if s.n > 0 {
 			m[s.name] = s.n
@@ -1358,6 +1439,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("user", c.Sources.User),
 		slog.String("workspace", c.Sources.Workspace),
 		slog.Int("max_depth", c.Sources.MaxDepth),
+		slog.String("isolation", c.Sandbox.Isolation),
 		slog.Any("skills", sortedNames(c.Skills)),
 		slog.Any("packs", sortedNames(c.Packs)),
 	)

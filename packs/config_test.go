@@ -103,7 +103,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"syntax", "[sources\nmax_depth = 1\n",
 			[]string{`skillhost.toml:1: invalid TOML: expected '.' or ']' to end table name, but got '\n' instead`}},
 		{"unknown top-level key", "colour = 1\n",
-			[]string{`skillhost.toml:1: unknown key "colour"; expected one of state_dir, sources, skills, packs, limits`}},
+			[]string{`skillhost.toml:1: unknown key "colour"; expected one of state_dir, sources, skills, packs, limits, sandbox`}},
 		{"wrong types in sources", "[sources]\nmax_depth = \"3\"\nbundled = 1\ninstalled = \"/opt\"\n", []string{
 			`skillhost.toml:2: sources.max_depth must be an integer, got string`,
 			`skillhost.toml:3: sources.bundled must be true or false, got integer`,
@@ -134,7 +134,7 @@ func TestParseConfigErrors(t *testing.T) {
 			`skillhost.toml:2: skills.x.allow_chat_ids[1] must be a string or an integer, got boolean`,
 		}},
 		{"unknown limit", "[packs.core]\nlimits = {timeout = \"5s\",\n  bogus = 1}\n",
-			[]string{`skillhost.toml:3: unknown key "packs.core.limits.bogus"; expected one of timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel`}},
+			[]string{`skillhost.toml:3: unknown key "packs.core.limits.bogus"; expected one of timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel, max_write, max_open_files`}},
 		{"bad limit value", "[packs.core]\nlimits = {timeout = \"soon\"}\n",
 			[]string{`skillhost.toml:2: packs.core.limits: timeout "soon" must be a positive duration such as 5s or 500ms`}},
 		{"mounts", "[packs.core]\nmounts = [{host = \"/d\", guest = \"d\"}, {guest = \"/x\"}, 3]\n", []string{
@@ -161,11 +161,47 @@ func TestParseConfigErrors(t *testing.T) {
 		{"default limits not a table", "limits = \"5s\"\n",
 			[]string{`skillhost.toml:1: limits must be a table such as {timeout = "5s", max_memory = "64MiB"}, got string`}},
 		{"unknown default limit", "[limits]\ntimeout = \"5s\"\nmax_cpu = 2\n",
-			[]string{`skillhost.toml:3: unknown key "limits.max_cpu"; expected one of timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel`}},
+			[]string{`skillhost.toml:3: unknown key "limits.max_cpu"; expected one of timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel, max_write, max_open_files`}},
+		{"filesystem limits: negative", "[packs.core]\nlimits = {max_write = -1}\n[limits]\nmax_open_files = -1\n", []string{
+			`skillhost.toml:2: packs.core.limits: max_write: size "-1" must start with a number, e.g. 64MiB`,
+			`skillhost.toml:3: limits: max_open_files -1 must be a positive number of files, such as 64`,
+		}},
+		{"filesystem limits: zero", "[packs.core]\nlimits = {max_write = \"0MiB\"}\n[limits]\nmax_open_files = 0\nmax_write = 0\n", []string{
+			`skillhost.toml:2: packs.core.limits: max_write "0MiB" must be a positive size such as 64MiB; to refuse every write, mount the folders read-only`,
+			// One message per limits table: the first problem found.
+			`skillhost.toml:3: limits: max_write "0" must be a positive size such as 64MiB; to refuse every write, mount the folders read-only`,
+		}},
+		{"filesystem limits: wrong types", "[packs.core]\nlimits = {max_write = true, max_open_files = \"64\"}\n[limits]\nmax_open_files = 1.5\nmax_write = [1]\n", []string{
+			`skillhost.toml:2: packs.core.limits.max_open_files must be an integer, got string`,
+			`skillhost.toml:2: packs.core.limits.max_write must be a size such as "64MiB" or a number of bytes, got boolean`,
+			`skillhost.toml:4: limits.max_open_files must be an integer, got float`,
+			`skillhost.toml:5: limits.max_write must be a size such as "64MiB" or a number of bytes, got array`,
+		}},
+		{"filesystem limits: too large", "[packs.core]\nlimits = {max_write = \"9000000000GiB\"}\n[packs.big]\nlimits = {max_open_files = 2000000}\n", []string{
+			`skillhost.toml:2: packs.core.limits: max_write: size "9000000000GiB" is too large`,
+			`skillhost.toml:4: packs.big.limits: max_open_files 2000000 is above 1048576, the most files a process may hold open`,
+		}},
+		{"filesystem limits: unknown unit", "[limits]\nmax_write = \"64 blocks\"\n",
+			[]string{`skillhost.toml:1: limits: max_write: size "64 blocks" has an unknown unit; use B, KB, MB, GB, KiB, MiB or GiB`}},
+		{"isolation", "[packs.core]\nisolation = \"thread\"\n[packs.other]\nisolation = \"Process\"\n[packs.third]\nisolation = 1\n", []string{
+			`skillhost.toml:2: packs.core.isolation "thread" must be "in-process" (the default) or "process"`,
+			`skillhost.toml:4: packs.other.isolation "Process" must be "in-process" (the default) or "process"`,
+			`skillhost.toml:6: packs.third.isolation must be a string, got integer`,
+		}},
+		{"sandbox", "[sandbox]\nisolation = \"vm\"\nmode = \"process\"\n", []string{
+			`skillhost.toml:2: sandbox.isolation "vm" must be "in-process" (the default) or "process"`,
+			`skillhost.toml:3: unknown key "sandbox.mode"; expected isolation`,
+		}},
+		{"sandbox not a table", "sandbox = \"process\"\n",
+			[]string{`skillhost.toml:1: sandbox must be a table ([sandbox]), got string`}},
+		{"isolation in a limits table", "[limits]\nisolation = \"process\"\n[packs.core]\nlimits = {isolation = \"process\"}\n", []string{
+			`skillhost.toml:2: limits.isolation is not a limit: set isolation in [sandbox] (the default for every pack) or in a [packs.<name>] section`,
+			`skillhost.toml:4: packs.core.limits.isolation is not a limit: set isolation in [sandbox] (the default for every pack) or in a [packs.<name>] section`,
+		}},
 		{"pack name", "[packs.Bad]\nenabled = true\n",
 			[]string{`skillhost.toml:1: pack name "Bad" in [packs.Bad] must be lowercase letters and digits separated by single - or _`}},
 		{"unknown pack key", "[packs.core]\nallowed_host = []\n",
-			[]string{`skillhost.toml:2: unknown key "packs.core.allowed_host"; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, scope_mode, update_existing, pinned, config`}},
+			[]string{`skillhost.toml:2: unknown key "packs.core.allowed_host"; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, isolation, scope_mode, update_existing, pinned, config`}},
 		{"datetime", "state_dir = 2024-01-01\n",
 			[]string{`skillhost.toml:1: state_dir must be a string, got datetime`}},
 		{"too large", "# " + strings.Repeat("x", maxConfigBytes) + "\n",

@@ -90,6 +90,8 @@ type jsonLimits struct {
 	MaxVar          json.RawMessage `json:"max_var"`
 	MaxHTTPResponse json.RawMessage `json:"max_http_response"`
 	MaxFuel         int64           `json:"max_fuel"`
+	MaxWrite        json.RawMessage `json:"max_write"`
+	MaxOpenFiles    json.RawMessage `json:"max_open_files"`
 }
 
 // rawLimits is a module's limits as text, shared with the operator
@@ -102,6 +104,10 @@ type rawLimits struct {
 	MaxVar          string
 	MaxHTTPResponse string
 	MaxFuel         int64
+	MaxWrite        string
+	// MaxOpenFiles is the integer as written, so that one check reports
+	// a value out of range from either file.
+	MaxOpenFiles string
 }
 
 type rawTool struct {
@@ -545,9 +551,14 @@ func (l jsonLimits) text() rawLimits {
 	return rawLimits{
 		Timeout: l.Timeout, MaxMemory: scalarText(l.MaxMemory), MaxOutput: scalarText(l.MaxOutput),
 		MaxLog: scalarText(l.MaxLog), MaxVar: scalarText(l.MaxVar), MaxHTTPResponse: scalarText(l.MaxHTTPResponse),
-		MaxFuel: l.MaxFuel,
+		MaxFuel: l.MaxFuel, MaxWrite: scalarText(l.MaxWrite), MaxOpenFiles: scalarText(l.MaxOpenFiles),
 	}
 }
+
+// MaxOpenFilesCeiling is the largest max_open_files a file may set: the
+// most descriptors a Linux process may hold open by default (fs.nr_open),
+// shared by every call the host runs. A cap above it could never be met.
+const MaxOpenFilesCeiling = 1 << 20
 
 func parseLimits(r rawLimits) (Limits, error) {
 	l := Limits{MaxFuel: r.MaxFuel}
@@ -569,6 +580,7 @@ func parseLimits(r rawLimits) (Limits, error) {
 		{"max_log", r.MaxLog, &l.MaxLogBytes},
 		{"max_var", r.MaxVar, &l.MaxVarBytes},
 		{"max_http_response", r.MaxHTTPResponse, &l.MaxHTTPResponseBytes},
+		{"max_write", r.MaxWrite, &l.MaxWriteBytes},
 	}
 	for _, s := range sizes {
 		if s.text == "" {
@@ -579,6 +591,23 @@ func parseLimits(r rawLimits) (Limits, error) {
 			return l, fmt.Errorf("%s: %v", s.name, err)
 		}
 		*s.dst = int64(n)
+	}
+	// A zero write quota or open-file cap would read as "not set" and get
+	// the ceiling, the opposite of what it says.
+	if r.MaxWrite != "" && l.MaxWriteBytes == 0 {
+		return l, fmt.Errorf("max_write %q must be a positive size such as 64MiB; to refuse every write, mount the folders read-only", r.MaxWrite)
+	}
+	if r.MaxOpenFiles != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(r.MaxOpenFiles), 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(strings.TrimSpace(r.MaxOpenFiles), "-"):
+			return l, fmt.Errorf("max_open_files %s is above %d, the most files a process may hold open", r.MaxOpenFiles, MaxOpenFilesCeiling)
+		case err != nil || n <= 0:
+			return l, fmt.Errorf("max_open_files %s must be a positive number of files, such as 64", r.MaxOpenFiles)
+		case n > MaxOpenFilesCeiling:
+			return l, fmt.Errorf("max_open_files %d is above %d, the most files a process may hold open", n, MaxOpenFilesCeiling)
+		}
+		l.MaxOpenFiles = n
 	}
 	if r.MaxMemory != "" {
 		n, err := ParseSize(r.MaxMemory)

@@ -105,6 +105,12 @@ type Limits struct {
 	// MaxFuel caps the instructions one call may run, the same on any
 	// machine.
 	MaxFuel int64 `json:"max_fuel,omitempty"`
+	// MaxWriteBytes caps what one call may write to its read-write mounts
+	// (max_write).
+	MaxWriteBytes int64 `json:"max_write_bytes,omitempty"`
+	// MaxOpenFiles caps the files and folders a module holds open at once
+	// through its mounts (max_open_files).
+	MaxOpenFiles int64 `json:"max_open_files,omitempty"`
 }
 
 // Loading modes of a tool.

@@ -25,10 +25,14 @@ type grantFlags struct {
 	timeout   time.Duration
 	maxMemory string
 	maxFuel   int64
+	maxWrite  string
+	maxOpen   int64
 	logLevel  string
+	flags     *pflag.FlagSet
 }
 
 func (f *grantFlags) register(fs *pflag.FlagSet) {
+	f.flags = fs
 	fs.StringArrayVar(&f.hosts, "allow-host", nil, "let the guest reach this host glob over HTTP, e.g. api.example.com or *.example.com (repeatable)")
 	fs.StringArrayVar(&f.paths, "allow-path", nil, "mount HOST folder at GUEST path, read-only with :ro — HOST:GUEST[:ro] (repeatable)")
 	fs.BoolVar(&f.private, "allow-private-network", false, "let HTTP reach loopback, private and link-local addresses (refused by default)")
@@ -37,11 +41,14 @@ func (f *grantFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit of the call, e.g. 5s (default 30s)")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "cap on the guest's memory, e.g. 64MiB (default 256MiB)")
 	fs.Int64Var(&f.maxFuel, "max-fuel", 0, "cap on the instructions the call may run, the same on any machine (default unlimited)")
+	fs.StringVar(&f.maxWrite, "max-write", "", "cap on what the call may write to its mounts, e.g. 1MiB (default 64MiB)")
+	fs.Int64Var(&f.maxOpen, "max-open-files", 0, "cap on the files the guest may hold open at once (default 64)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "lowest guest log level printed to stderr: trace, debug, info, warn, error or off")
 }
 
 func (f *grantFlags) set() bool {
-	return len(f.hosts)+len(f.paths)+len(f.config)+len(f.env) > 0 || f.private || f.timeout != 0 || f.maxMemory != "" || f.maxFuel != 0
+	return len(f.hosts)+len(f.paths)+len(f.config)+len(f.env) > 0 || f.private || f.timeout != 0 || f.maxMemory != "" || f.maxFuel != 0 ||
+		f.maxWrite != "" || f.maxOpen != 0 || f.flags != nil && f.flags.Changed("max-open-files")
 }
 
 // grant turns the flags into a Grant.
@@ -97,6 +104,23 @@ func (f *grantFlags) grant() (skillhost.Grant, error) {
 		}
 		g.Limits.MaxMemoryBytes = n
 	}
+	if f.maxWrite != "" {
+		n, err := packs.ParseSize(f.maxWrite)
+		if err != nil {
+			return g, usageErr("--max-write: %v", err)
+		}
+		if n == 0 {
+			return g, usageErr("--max-write %s must be a positive size such as 1MiB; to refuse every write, mount the folder read-only with :ro", f.maxWrite)
+		}
+		g.Limits.MaxWriteBytes = int64(n)
+	}
+	switch {
+	case f.maxOpen < 0 || f.maxOpen == 0 && f.flags != nil && f.flags.Changed("max-open-files"):
+		return g, usageErr("--max-open-files %d must be a positive number of files", f.maxOpen)
+	case f.maxOpen > packs.MaxOpenFilesCeiling:
+		return g, usageErr("--max-open-files %d is above %d, the most files a process may hold open", f.maxOpen, packs.MaxOpenFilesCeiling)
+	}
+	g.Limits.MaxOpenFiles = f.maxOpen
 	return g, nil
 }
 
@@ -150,6 +174,12 @@ func merge(a, b skillhost.Grant) skillhost.Grant {
 	}
 	if b.Limits.MaxFuel != 0 {
 		out.Limits.MaxFuel = b.Limits.MaxFuel
+	}
+	if b.Limits.MaxWriteBytes != 0 {
+		out.Limits.MaxWriteBytes = b.Limits.MaxWriteBytes
+	}
+	if b.Limits.MaxOpenFiles != 0 {
+		out.Limits.MaxOpenFiles = b.Limits.MaxOpenFiles
 	}
 	return out
 }

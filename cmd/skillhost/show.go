@@ -78,6 +78,11 @@ type toolJSON struct {
 	// "pack", "operator", "operator default" or "default".
 	Limits       host.Limits                 `json:"limits"`
 	LimitSources map[string]skillhost.Origin `json:"limit_sources"`
+	// Isolation is where the tool's calls run ("in-process" or
+	// "process"), IsolationSource who chose it: "operator" (the pack's
+	// section), "operator default" ([sandbox]) or "default".
+	Isolation       host.Isolation   `json:"isolation"`
+	IsolationSource skillhost.Origin `json:"isolation_source"`
 }
 
 // configJSON is one config param of a tool with its effective value.
@@ -174,6 +179,7 @@ func printToolJSON(g *globals, t *skillhost.Tool) error {
 		Hidden: t.Hidden, Tags: t.Tags, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		Config: toolConfig(t), Requested: redacted(t.Requested), Operator: redacted(t.Operator), GrantFrom: t.GrantFrom,
 		Effective: redacted(t.Effective), Limits: t.Effective.Limits, LimitSources: t.LimitFrom,
+		Isolation: t.Isolation, IsolationSource: t.IsolationFrom,
 	}, "", "  ")
 	if err != nil {
 		return err
@@ -202,6 +208,21 @@ func printTool(g *globals, t *skillhost.Tool) {
 	fmt.Fprintf(w, "\n  requested:\n%s", describeGrant(t.Requested, ""))
 	fmt.Fprintf(w, "\n  effective grant (%s):\n%s", grantFrom(t), describeGrant(t.Effective, toolsNote(t)))
 	fmt.Fprintf(w, "\n  limits:\n%s", describeLimits(t))
+	fmt.Fprintf(w, "\n  isolation: %s (%s)\n", t.Isolation, isolationFrom(t))
+}
+
+// isolationFrom says who chose where t's calls run.
+func isolationFrom(t *skillhost.Tool) string {
+	switch t.IsolationFrom {
+	case skillhost.OriginOperator:
+		if t.GrantFrom == skillhost.GrantFromConfig {
+			return fmt.Sprintf("operator, [packs.%s] isolation", t.Pack)
+		}
+		return "operator"
+	case skillhost.OriginOperatorDefault:
+		return "operator default, [sandbox] isolation"
+	}
+	return "default"
 }
 
 // grantFrom says where the operator's side of t's grant comes from.

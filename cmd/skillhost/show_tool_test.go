@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +12,7 @@ import (
 )
 
 // relayPack calls other tools; it asks for more time than the operator
-// allows and less memory than the default.
+// allows, and less memory and a smaller write quota than the defaults.
 const relayPack = `name: relay
 version: 1.0.0
 modules:
@@ -20,7 +21,7 @@ modules:
     request:
       tools: [slugify, word_count]
       services: [mail.send]
-    limits: {timeout: 1h, max_memory: 32MiB, max_fuel: 1000000}
+    limits: {timeout: 1h, max_memory: 32MiB, max_fuel: 1000000, max_write: 1MiB}
     tools:
       - name: call_tool
         description: Call another tool by name.
@@ -52,17 +53,23 @@ func relaySetup(t *testing.T, toml string) (string, []string) {
 }
 
 // TestShowToolGolden shows a tool whose limits come from each side: the
-// pack's own (memory, fuel), its [packs.relay] section (timeout), the
-// operator's [limits] (output) and the built-in defaults (the rest), and
-// whose granted tools are those the section lists.
+// pack's own (memory, fuel, writes, held below the [limits] 8 MiB), its
+// [packs.relay] section (timeout, open files), the operator's [limits]
+// (output) and the built-in defaults (the rest); whose granted tools are
+// those the section lists; and whose isolation is the [sandbox] default.
 func TestShowToolGolden(t *testing.T) {
 	dir, flags := relaySetup(t, `[limits]
 max_output = "2MiB"
 timeout = "1m"
+max_write = "8MiB"
+max_open_files = 32
+
+[sandbox]
+isolation = "process"
 
 [packs.relay]
 tools = ["slugify"]
-limits = {timeout = "5s"}
+limits = {timeout = "5s", max_open_files = 16}
 `)
 	for _, tc := range []struct{ golden, format string }{
 		{"show-tool.golden.txt", ""},
@@ -98,9 +105,57 @@ func TestShowToolWithoutSection(t *testing.T) {
 		"services: none\n",
 		"timeout 30s default\n",
 		"memory 32 MiB pack\n",
+		"writes 1 MiB pack\n",
+		"open files 64 default\n",
+		"isolation: in-process (default)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// The isolation a tool runs with is its pack section's, else the [sandbox]
+// default, else in-process; show says which, in text and JSON.
+func TestShowToolIsolation(t *testing.T) {
+	for _, tc := range []struct {
+		name, toml, text, json, from string
+	}{
+		{"none", "", "isolation: in-process (default)", "in-process", "default"},
+		{"sandbox", "[sandbox]\nisolation = \"process\"\n", "isolation: process (operator default, [sandbox] isolation)", "process", "operator default"},
+		{"section over sandbox", "[sandbox]\nisolation = \"process\"\n[packs.relay]\nisolation = \"in-process\"\n",
+			"isolation: in-process (operator, [packs.relay] isolation)", "in-process", "operator"},
+		{"section", "[packs.relay]\nisolation = \"process\"\n", "isolation: process (operator, [packs.relay] isolation)", "process", "operator"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, flags := relaySetup(t, tc.toml)
+			r := cli(t, "", append(flags, "show", "call_tool")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "\n  "+tc.text+"\n") {
+				t.Errorf("show lacks %q:\n%s", tc.text, r.stdout)
+			}
+			r = cli(t, "", append(flags, "show", "--json", "call_tool")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var got struct {
+				Isolation       string `json:"isolation"`
+				IsolationSource string `json:"isolation_source"`
+				Effective       struct {
+					Isolation string `json:"isolation"`
+				} `json:"effective"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+				t.Fatalf("%v\n%s", err, r.stdout)
+			}
+			if got.Isolation != tc.json || got.IsolationSource != tc.from {
+				t.Errorf("isolation %q from %q; want %q from %q", got.Isolation, got.IsolationSource, tc.json, tc.from)
+			}
+			if want := map[bool]string{true: "", false: tc.json}[tc.from == "default"]; got.Effective.Isolation != want {
+				t.Errorf("effective.isolation %q; want %q", got.Effective.Isolation, want)
+			}
+		})
 	}
 }
