@@ -31,17 +31,17 @@ func (e *Engine) openIndex(ctx context.Context) error {
 
 // indexTools describes every tool for the index.
 func (e *Engine) indexTools() []index.Tool {
-	out := make([]index.Tool, 0, len(e.tools))
+	out := make([]index.Tool, 0, len(e.reg.Tools()))
 	for _, t := range e.Tools() {
 		it := index.Tool{
 			Name: t.Name, Description: t.Description, Namespace: t.Pack, Category: t.Category,
 			Tags: t.Tags, Params: schemaParams(t.InputSchema), LoadingMode: t.Loading,
-			SideEffects: sideEffectClass(t.def),
+			SideEffects: sideEffectClass(t.Tool),
 		}
 		if it.LoadingMode == "" {
 			it.LoadingMode = index.LoadingDeferred
 		}
-		for _, ex := range t.def.Examples {
+		for _, ex := range t.Examples {
 			if ex.Description != "" {
 				it.Examples = append(it.Examples, ex.Description)
 			}
@@ -202,16 +202,16 @@ func (e *Engine) Skill(name string) (*packs.SkillEntry, error) {
 // visibleTool reports whether searches and skill texts may name a tool:
 // it is loaded and not hidden.
 func (e *Engine) visibleTool(name string) bool {
-	t, ok := e.tools[name]
+	t, ok := e.reg.Tool(name)
 	return ok && !t.Hidden
 }
 
 func (e *Engine) toolNames() []string {
-	out := make([]string, 0, len(e.tools))
-	for n := range e.tools {
-		out = append(out, n)
+	tools := e.reg.Tools()
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
 	}
-	sort.Strings(out)
 	return out
 }
 

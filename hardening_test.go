@@ -3,20 +3,22 @@ package skillhost_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
 )
 
 // An installed pack whose module is invalid — code that writes global 0
 // while the module defines no globals, which once refilled the metering
 // budget and ran forever — is refused when its tool is first called, with
-// an error naming the pack and module; the engine keeps serving the rest.
+// a tool error naming the pack and module; the engine keeps serving the
+// rest.
 func TestInvalidModuleInAPackIsRefused(t *testing.T) {
 	// (func (export "run") (result i32) loop i64.const 2^62 global.set 0 br 0 end i32.const 0)
 	body := []byte{0x00, 0x03, 0x40, 0x42, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0xc0, 0x00, 0x24, 0x00, 0x0c, 0x00, 0x0b, 0x41, 0x00, 0x0b}
@@ -36,14 +38,15 @@ func TestInvalidModuleInAPackIsRefused(t *testing.T) {
 	}
 	e := open(t, skillhost.Config{PackDirs: []string{dir}, Grants: map[string]skillhost.Grant{"spin": {Limits: skillhost.Limits{Timeout: time.Second}}}})
 	start := time.Now()
-	_, err := e.Call(context.Background(), "run", nil, nil)
-	if !errors.Is(err, host.ErrInvalidModule) {
-		t.Fatalf("calling the invalid module's tool: err = %v, want host.ErrInvalidModule", err)
+	res, err := e.Call(context.Background(), "run", nil, nil)
+	if err != nil || !res.IsError || res.Error.Code != abi.CodeUnavailable ||
+		!strings.Contains(res.Error.Message, host.ErrInvalidModule.Error()) || !strings.Contains(res.Error.Message, "pack spin module spin") {
+		t.Fatalf("calling the invalid module's tool: %+v, %v; want an unavailable tool error naming the pack, module and invalid module", res, err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("refusing the module took %v", d)
 	}
-	res, err := e.Call(context.Background(), "slugify", json.RawMessage(`{"text":"still here"}`), nil)
+	res, err = e.Call(context.Background(), "slugify", json.RawMessage(`{"text":"still here"}`), nil)
 	if err != nil || res.IsError {
 		t.Errorf("slugify after the refusal: %+v, %v", res, err)
 	}

@@ -145,8 +145,11 @@ func violationsMessage(intro string, vs []packs.Violation) string {
 	return intro + ": " + strings.Join(parts, "; ")
 }
 
-// jsonKind names the JSON type a document starts with.
+// jsonKind names the JSON type of a document.
 func jsonKind(doc []byte) string {
+	if !json.Valid(doc) {
+		return "something that is not JSON"
+	}
 	switch doc[0] {
 	case '[':
 		return "an array"
@@ -157,10 +160,7 @@ func jsonKind(doc []byte) string {
 	case 'n':
 		return "null"
 	}
-	if doc[0] == '-' || (doc[0] >= '0' && doc[0] <= '9') {
-		return "a number"
-	}
-	return "something that is not JSON"
+	return "a number"
 }
 
 // normalise turns a tool's raw output into what the model is shown: JSON

@@ -16,6 +16,8 @@ type grants struct {
 	// resolve fills a grant's zero limits from the host's defaults (the
 	// operator's [limits] and the embedder's, over the built-in ones).
 	resolve func(host.Limits) host.Limits
+	// isolation is the host's default isolation.
+	isolation host.Isolation
 }
 
 // of returns the requested, operator and effective grants of module m of
@@ -23,13 +25,29 @@ type grants struct {
 // effective limit. The operator's limits are ceilings: the grant's own,
 // else the operator's defaults, else the built-in ones; a manifest can
 // lower a limit, never raise it (host.Intersect takes the smaller).
-func (g *grants) of(p *packs.Pack, m *packs.Module) (req, op, eff host.Grant, from string, limitFrom map[string]Origin) {
-	req = requestGrant(m)
-	op, from = g.operatorGrant(p, m)
+func (g *grants) of(t *Tool, p *packs.Pack, m *packs.Module) {
+	req := requestGrant(m)
+	op, from := g.operatorGrant(p, m)
 	granted := op.Limits
 	op.Limits = g.resolve(granted)
-	eff = host.Intersect(req, op)
-	return req, op, eff, from, g.limitSources(req.Limits, granted, eff.Limits)
+	// Isolation is the operator's alone: the pack's section or the
+	// embedder's grant, else the config's [sandbox] default, else the
+	// host's.
+	isoFrom := OriginOperator
+	if op.Isolation == host.IsolationDefault {
+		op.Isolation, isoFrom = host.Isolation(g.op.Sandbox.Isolation), OriginOperatorDefault
+		if op.Isolation == host.IsolationDefault {
+			isoFrom = OriginDefault
+		}
+	}
+	eff := host.Intersect(req, op)
+	iso := eff.Isolation
+	if iso == host.IsolationDefault {
+		iso = g.isolation
+	}
+	t.Requested, t.Operator, t.Effective, t.GrantFrom = req, op, eff, from
+	t.LimitFrom = g.limitSources(req.Limits, granted, eff.Limits)
+	t.Isolation, t.IsolationFrom = iso, isoFrom
 }
 
 // limitSources says which side set each effective limit: the pack, when
@@ -105,6 +123,7 @@ func packGrant(pg packs.PackGrant, m *packs.Module) host.Grant {
 		Capabilities:        pg.Services,
 		Tools:               pg.Tools,
 		Limits:              HostLimits(pg.Limits),
+		Isolation:           host.Isolation(pg.Isolation),
 	}
 	for _, mt := range pg.Mounts {
 		g.Mounts = append(g.Mounts, host.Mount{HostPath: mt.Host, GuestPath: mt.Guest, ReadOnly: mt.ReadOnly})
@@ -120,7 +139,8 @@ func packGrant(pg packs.PackGrant, m *packs.Module) host.Grant {
 
 // HostLimits converts limits as the packs package reads them (pack.yaml,
 // [limits], [packs.<name>] limits) into the host's. It is the one place
-// the two types meet; a limit the files cannot set stays zero.
+// the two types meet; a limit the files cannot set (max_kernel_bytes)
+// stays zero.
 func HostLimits(l packs.Limits) host.Limits {
 	return host.Limits{
 		Timeout:              l.Timeout,
@@ -130,5 +150,7 @@ func HostLimits(l packs.Limits) host.Limits {
 		MaxVarBytes:          l.MaxVarBytes,
 		MaxHTTPResponseBytes: l.MaxHTTPResponseBytes,
 		MaxFuel:              l.MaxFuel,
+		MaxWriteBytes:        l.MaxWriteBytes,
+		MaxOpenFiles:         l.MaxOpenFiles,
 	}
 }

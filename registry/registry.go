@@ -86,6 +86,7 @@ type Registry struct {
 	always []glob.Glob
 
 	problems []error
+	packs    []*packs.Pack
 
 	mu      sync.Mutex
 	modules map[*packs.Module]*moduleSlot
@@ -113,7 +114,8 @@ func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, erro
 		tools:   map[string]*Tool{},
 		modules: map[*packs.Module]*moduleSlot{},
 	}
-	r.grants = &grants{op: opts.Operator, embedder: opts.Grants, defaults: opts.DefaultLimits, resolve: func(l host.Limits) host.Limits { return l }}
+	r.grants = &grants{op: opts.Operator, embedder: opts.Grants, defaults: opts.DefaultLimits,
+		resolve: func(l host.Limits) host.Limits { return l }, isolation: host.IsolationInProcess}
 	if opts.Host != nil {
 		r.grants.resolve = opts.Host.Config().Resolve
 	}
@@ -218,6 +220,7 @@ func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
 		if bad[p] {
 			continue
 		}
+		r.packs = append(r.packs, p)
 		for _, m := range p.Modules {
 			if len(m.Tools) == 0 {
 				if err := r.describeTools(ctx, p, m); err != nil {
@@ -257,7 +260,7 @@ func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Mo
 // addWasm registers tool d of module m of pack p.
 func (r *Registry) addWasm(p *packs.Pack, m *packs.Module, d *packs.Tool, source, path string) error {
 	t := &Tool{Tool: d, Kind: KindWasm, Pack: p.Name, PackVersion: p.Version, Source: source, Path: path, Module: m.Name}
-	t.Requested, t.Operator, t.Effective, t.GrantFrom, t.LimitFrom = r.grants.of(p, m)
+	r.grants.of(t, p, m)
 	t.impl = &wasmTool{reg: r, pack: p, mod: m, export: d.Export}
 	return r.add(t, fmt.Sprintf("pack %s module %s", p.Name, m.Name))
 }
@@ -309,6 +312,10 @@ func describeSource(t *Tool) string {
 	}
 	return fmt.Sprintf("%s tool", t.Kind)
 }
+
+// Packs returns the packs whose tools the registry holds: a pack whose
+// config values do not fit its tools' params is left out.
+func (r *Registry) Packs() []*packs.Pack { return r.packs }
 
 // Problems returns what kept packs or tools out of the registry.
 func (r *Registry) Problems() []error { return append([]error(nil), r.problems...) }

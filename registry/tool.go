@@ -63,6 +63,13 @@ type Tool struct {
 	// LimitFrom says which side set each limit of Effective, by the name
 	// host.Limits gives it in JSON ("timeout", "max_memory_bytes", …).
 	LimitFrom map[string]Origin
+	// Isolation is where a Wasm tool's calls run: Effective.Isolation, or
+	// the host's default when that is empty. IsolationFrom says who chose
+	// it: OriginOperator (the pack's section or its embedder grant),
+	// OriginOperatorDefault (the config's [sandbox] section) or
+	// OriginDefault. A manifest has no say.
+	Isolation     host.Isolation
+	IsolationFrom Origin
 
 	// input and output are the compiled schemas (nil: none declared).
 	input, output *jsonschema.Schema

@@ -137,7 +137,12 @@ func callTool(ctx context.Context, g *globals, gf *grantFlags, name string, args
 		}
 	}
 	defer e.Close(ctx)
-	res, err := e.Call(ctx, name, bytes.TrimSpace(args), &skillhost.CallOptions{OnLog: logPrinter(g, level)})
+	args = bytes.TrimSpace(args)
+	if len(args) > 0 && (!json.Valid(args) || args[0] != '{') {
+		// A person typed it: a usage error, not a tool error.
+		return usageErr("the arguments of %s must be a JSON object, such as '{\"text\":\"hello\"}'; got %.40q", name, args)
+	}
+	res, err := e.Call(ctx, name, args, &skillhost.CallOptions{OnLog: logPrinter(g, level)})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

@@ -40,7 +40,7 @@ func newListCmd(g *globals) *cobra.Command {
 			if !skillsOnly {
 				for _, t := range e.Tools() {
 					rows = append(rows, listRow{Kind: "tool", Name: t.Name, Description: t.Description, Pack: t.Pack,
-						Version: t.PackVersion, Source: t.Source, Path: t.Path, Risk: t.Risk})
+						Version: t.PackVersion, Source: t.Source, Path: t.Path, Risk: t.Risk()})
 				}
 			}
 			if !toolsOnly {

@@ -175,7 +175,7 @@ func redacted(g host.Grant) host.Grant {
 func printToolJSON(g *globals, t *skillhost.Tool) error {
 	b, err := json.MarshalIndent(toolJSON{
 		Name: t.Name, Description: t.Description, Pack: t.Pack, PackVersion: t.PackVersion, Source: t.Source,
-		Module: t.Module, Export: t.Export, Risk: t.Risk, SideEffects: t.SideEffects, Idempotent: t.Idempotent,
+		Module: t.Module, Export: t.Export, Risk: t.Risk(), SideEffects: t.SideEffects, Idempotent: t.Idempotent,
 		Hidden: t.Hidden, Tags: t.Tags, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		Config: toolConfig(t), Requested: redacted(t.Requested), Operator: redacted(t.Operator), GrantFrom: t.GrantFrom,
 		Effective: redacted(t.Effective), Limits: t.Effective.Limits, LimitSources: t.LimitFrom,
@@ -195,7 +195,7 @@ func printTool(g *globals, t *skillhost.Tool) {
 		fmt.Fprintf(w, "  %s\n", t.Description)
 	}
 	fmt.Fprintf(w, "\n  pack:    %s %s (%s)\n  module:  %s, export %s\n", t.Pack, t.PackVersion, t.Source, t.Module, t.Export)
-	fmt.Fprintf(w, "  risk:    %s (side effects: %s, idempotent: %s)\n", t.Risk, yesNo(t.SideEffects), yesNo(t.Idempotent))
+	fmt.Fprintf(w, "  risk:    %s (side effects: %s, idempotent: %s)\n", t.Risk(), yesNo(t.SideEffects), yesNo(t.Idempotent))
 	if len(t.Tags) > 0 {
 		fmt.Fprintf(w, "  tags:    %s\n", strings.Join(t.Tags, ", "))
 	}

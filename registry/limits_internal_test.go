@@ -1,4 +1,4 @@
-package skillhost
+package registry
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 	"github.com/skillhost/skillhost/packs"
 )
 
-// hostLimits carries every limit the packs package reads: a field added
+// HostLimits carries every limit the packs package reads: a field added
 // to packs.Limits must reach the host.
 func TestHostLimitsCoversPacksLimits(t *testing.T) {
 	var l packs.Limits
@@ -23,12 +23,12 @@ func TestHostLimitsCoversPacksLimits(t *testing.T) {
 		}
 	}
 	set := 0
-	for _, f := range hostLimits(l).Fields() {
+	for _, f := range HostLimits(l).Fields() {
 		if f.Value != 0 {
 			set++
 		}
 	}
 	if set != v.NumField() {
-		t.Errorf("hostLimits carries %d of the %d fields of packs.Limits", set, v.NumField())
+		t.Errorf("HostLimits carries %d of the %d fields of packs.Limits", set, v.NumField())
 	}
 }
