@@ -54,7 +54,8 @@
 // # Schemas
 //
 // Input and output schemas are derived from the Go types by reflection,
-// following encoding/json:
+// following encoding/json. The host's native Go tools (registry.Func) use
+// the same inference, so a type has the same schema on either side:
 //
 //   - struct → "type": "object" with "properties" in field order,
 //     "required", and "additionalProperties": false. Field names come from

@@ -284,26 +284,6 @@ func TestSchemaErrors(t *testing.T) {
 	}
 }
 
-func TestSplitTag(t *testing.T) {
-	tests := []struct {
-		in   string
-		sep  byte
-		want []string
-	}{
-		{"a,b", ',', []string{"a", "b"}},
-		{`a\,b,c`, ',', []string{"a,b", "c"}},
-		{`x\|y|z`, '|', []string{"x|y", "z"}},
-		{`back\\,slash`, ',', []string{`back\`, "slash"}},
-		{`keep\d`, ',', []string{`keep\d`}},
-		{"", ',', []string{""}},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, splitTag(tt.in, tt.sep)); diff != "" {
-			t.Errorf("splitTag(%q) (-want +got):\n%s", tt.in, diff)
-		}
-	}
-}
-
 func compact(t *testing.T, s string) string {
 	t.Helper()
 	var b bytes.Buffer

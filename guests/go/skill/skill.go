@@ -94,10 +94,10 @@ func Tool[In, Out any](name string, fn func(In) (Out, error), opts ...Option) *H
 	if err != nil {
 		panic(fmt.Sprintf("skill: tool %q input: %v", name, err))
 	}
-	if in.raw == nil && in.Type != "object" && in.Type != "" {
+	if in.Raw == nil && in.Type != "object" && in.Type != "" {
 		panic(fmt.Sprintf("skill: tool %q input type %s must encode as a JSON object", name, inType))
 	}
-	if in.Type == "" && in.raw == nil && in.Ref == "" {
+	if in.Type == "" && in.Raw == nil && in.Ref == "" {
 		in = &schema{Type: "object"} // any or json.RawMessage
 	}
 	out, err := deriveSchema(outType)

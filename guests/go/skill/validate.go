@@ -17,7 +17,7 @@ import (
 // passes, else a message naming the path. Patterns and formats are left to
 // the host, which validates the full schema before calling a tool.
 func validate(v any, s, root *schema, path string) string {
-	if s == nil || s.raw != nil {
+	if s == nil || s.Raw != nil {
 		return ""
 	}
 	if s.Ref != "" {
