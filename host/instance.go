@@ -224,7 +224,10 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 	}
 	cctx := context.WithValue(ctx, instKey{}, in)
 	if !in.initialized {
-		if err := in.initialize(cctx); err != nil {
+		t0 := time.Now()
+		err := in.initialize(cctx)
+		res.Instantiate += time.Since(t0)
+		if err != nil {
 			return err
 		}
 	}
@@ -241,7 +244,9 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		}
 		in.fns[export] = fn
 	}
+	t0 := time.Now()
 	out, callErr := fn.Call(cctx)
+	res.Execute = time.Since(t0)
 	if in.budget != nil {
 		in.bookFuel()
 		res.Fuel = in.fuelUsed

@@ -103,6 +103,12 @@ type Result struct {
 	// LogsTruncated is set when the guest wrote more than MaxLogBytes.
 	LogsTruncated bool
 	Duration      time.Duration
+	// Instantiate is the part of Duration spent giving the call its
+	// instance: instantiating the module (its start function included) and
+	// running its initialisers, or restoring a snapshot; Execute is the
+	// part spent in the export.
+	Instantiate time.Duration
+	Execute     time.Duration
 	// Fuel is the instructions the call ran (the guest's initialisation not
 	// included), counted the same on any machine; 0 for unmetered modules.
 	Fuel int64
@@ -140,6 +146,8 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	if in == nil {
 		var err error
 		if in, err = m.newInstance(ctx, opts.Grant, opts); err != nil {
+			res.Instantiate = time.Since(start)
+			res.Duration = res.Instantiate
 			return res, err
 		}
 		if fp != nil {
@@ -148,11 +156,16 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	} else {
 		in.reset(opts.Grant, opts)
 	}
+	res.Instantiate = time.Since(start)
 	err := in.call(ctx, export, input, res)
-	res.Duration = time.Since(start)
+	// Restoring the instance for the next call (or closing it) is part of
+	// giving calls their instances.
+	t0 := time.Now()
 	if fp == nil || (err != nil && !errors.Is(err, ErrGuest)) || !in.reusable() || !fp.put(in) {
 		in.close()
 	}
+	res.Instantiate += time.Since(t0)
+	res.Duration = time.Since(start)
 	return res, err
 }
 

@@ -198,7 +198,7 @@ func (r *Registry) normalise(t *Tool, res *Result) *Result {
 }
 
 func withLogs(r, from *Result) *Result {
-	r.Logs, r.Fuel = from.Logs, from.Fuel
+	r.Logs, r.Fuel, r.Instantiate, r.Execute = from.Logs, from.Fuel, from.Instantiate, from.Execute
 	return r
 }
 
@@ -236,7 +236,7 @@ func (w *wasmTool) call(ctx context.Context, c *call) (*Result, error) {
 	}
 	co := &host.CallOptions{Grant: g, Tools: dispatcher{c.run}, OnLog: c.opts.OnLog}
 	hres, err := hm.Call(ctx, c.tool.Export, c.args, co)
-	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel}
+	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel, Instantiate: hres.Instantiate, Execute: hres.Execute}
 	if err != nil {
 		var ce *host.CallError
 		if !errors.As(err, &ce) {

@@ -68,8 +68,10 @@ const (
 	EventToolActivationDenied = "tool_activation_denied"
 	// EventToolCall is reported after every call a run made. Fields:
 	// tool_name, kind, outcome ("ok" or "error"), code (the abi code of an
-	// error), duration_ms (total), fuel (instructions a metered Wasm tool
-	// ran), depth (0 for a model's call, n for a guest's nested tool_call).
+	// error), duration_ms (total, validation included), instantiate_ms and
+	// execute_ms (a Wasm tool's instance and export time), fuel
+	// (instructions a metered Wasm tool ran), depth (0 for a model's call,
+	// n for a guest's nested tool_call).
 	EventToolCall = "tool_call"
 	// EventToolPanic is reported when a native tool panicked. Fields:
 	// tool_name, panic, stack.
@@ -87,12 +89,14 @@ func (r *Registry) emit(ctx context.Context, rc RunContext, name string, fields 
 // callFields are the fields of an EventToolCall.
 func callFields(t *Tool, res *Result, d time.Duration, depth int) map[string]any {
 	f := map[string]any{
-		"tool_name":   t.Name,
-		"kind":        string(t.Kind),
-		"outcome":     "ok",
-		"duration_ms": float64(d.Microseconds()) / 1000,
-		"fuel":        res.Fuel,
-		"depth":       depth,
+		"tool_name":      t.Name,
+		"kind":           string(t.Kind),
+		"outcome":        "ok",
+		"duration_ms":    float64(d.Microseconds()) / 1000,
+		"instantiate_ms": float64(res.Instantiate.Microseconds()) / 1000,
+		"execute_ms":     float64(res.Execute.Microseconds()) / 1000,
+		"fuel":           res.Fuel,
+		"depth":          depth,
 	}
 	if res.IsError {
 		f["outcome"] = "error"

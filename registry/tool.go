@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -153,6 +154,11 @@ type Result struct {
 	Logs []host.LogEntry `json:"logs,omitempty"`
 	// Fuel is the instructions a metered Wasm tool ran.
 	Fuel int64 `json:"fuel,omitempty"`
+	// Instantiate and Execute split a Wasm tool's time: giving the call
+	// its instance (instantiation, initialisers, or a snapshot restore)
+	// and running the export.
+	Instantiate time.Duration `json:"-"`
+	Execute     time.Duration `json:"-"`
 }
 
 // errorResult returns a tool error result.
