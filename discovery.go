@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/registry"
 )
 
 // ErrSkillNotFound is returned when no loaded source has a skill of that
@@ -17,22 +18,27 @@ var ErrSkillNotFound = errors.New("skillhost: skill not found")
 
 // openIndex opens the discovery index and brings it up to date with the
 // catalog: tools incrementally by record hash, skills pack by pack.
-func (e *Engine) openIndex(ctx context.Context) error {
+func (e *Engine) openIndex(ctx context.Context, l *loaded) error {
 	idx, err := index.Open(ctx, e.cfg.IndexPath, e.cfg.Index)
 	if err != nil {
 		return fmt.Errorf("opening the index: %w", err)
 	}
 	e.idx = idx
-	if _, err := idx.SyncTools(ctx, e.indexTools()); err != nil {
-		return fmt.Errorf("indexing tools: %w", err)
-	}
-	return e.syncSkills(ctx)
+	return e.syncIndex(ctx, l)
 }
 
-// indexTools describes every tool for the index.
-func (e *Engine) indexTools() []index.Tool {
-	out := make([]index.Tool, 0, len(e.reg.Tools()))
-	for _, t := range e.Tools() {
+// syncIndex brings the index up to date with generation l.
+func (e *Engine) syncIndex(ctx context.Context, l *loaded) error {
+	if _, err := e.idx.SyncTools(ctx, indexTools(l.reg)); err != nil {
+		return fmt.Errorf("indexing tools: %w", err)
+	}
+	return e.syncSkills(ctx, l)
+}
+
+// indexTools describes every tool of reg for the index.
+func indexTools(reg *registry.Registry) []index.Tool {
+	out := make([]index.Tool, 0, len(reg.Tools()))
+	for _, t := range reg.Tools() {
 		it := index.Tool{
 			Name: t.Name, Description: t.Description, Namespace: t.Pack, Category: t.Category,
 			Tags: t.Tags, Params: schemaParams(t.InputSchema), LoadingMode: t.Loading,
@@ -86,9 +92,9 @@ func schemaParams(schema json.RawMessage) []index.Param {
 
 // syncSkills stores the catalog's skills pack by pack in the engine's
 // scope, and empties packs the catalog no longer has.
-func (e *Engine) syncSkills(ctx context.Context) error {
+func (e *Engine) syncSkills(ctx context.Context, l *loaded) error {
 	byPack := map[string][]index.Skill{}
-	for _, se := range e.cat.Skills() {
+	for _, se := range l.cat.Skills() {
 		byPack[se.Skill.Pack] = append(byPack[se.Skill.Pack], indexSkill(se.Skill))
 	}
 	// A pack may have moved scope since the last run: look in every scope
@@ -122,10 +128,10 @@ func (e *Engine) syncSkills(ctx context.Context) error {
 		}
 		rep, err := e.idx.LoadPack(ctx, p, byPack[p], index.PackOptions{UpdateExisting: g.UpdateExisting, Pinned: g.Pinned, Scope: at})
 		if err != nil {
-			e.problems = append(e.problems, fmt.Errorf("indexing the skills of pack %s: %w", p, err))
+			l.problems = append(l.problems, fmt.Errorf("indexing the skills of pack %s: %w", p, err))
 			continue
 		}
-		e.reports = append(e.reports, rep)
+		l.reports = append(l.reports, rep)
 	}
 	return nil
 }
@@ -173,26 +179,26 @@ func indexSkill(s *packs.Skill) index.Skill {
 // Problems returns what could not be loaded: broken skills and packs,
 // duplicate names in one source, skills the index refused. Everything
 // else loaded.
-func (e *Engine) Problems() []error { return append([]error(nil), e.problems...) }
+func (e *Engine) Problems() []error { return append([]error(nil), e.now().problems...) }
 
 // Overrides lists the skills and tools a later source replaced by name.
 func (e *Engine) Overrides() []packs.Override {
-	return append([]packs.Override(nil), e.cat.Overrides...)
+	return append([]packs.Override(nil), e.now().cat.Overrides...)
 }
 
 // Catalog returns the merged view of all sources.
-func (e *Engine) Catalog() *packs.Catalog { return e.cat }
+func (e *Engine) Catalog() *packs.Catalog { return e.now().cat }
 
 // Operator returns the operator configuration in use. Printing it never
 // shows a secret.
 func (e *Engine) Operator() *packs.Config { return e.op }
 
 // Skills returns every loaded skill, sorted by name.
-func (e *Engine) Skills() []*packs.SkillEntry { return e.cat.Skills() }
+func (e *Engine) Skills() []*packs.SkillEntry { return e.now().cat.Skills() }
 
 // Skill returns the loaded skill called name.
 func (e *Engine) Skill(name string) (*packs.SkillEntry, error) {
-	se, ok := e.cat.Skill(name)
+	se, ok := e.now().cat.Skill(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrSkillNotFound, name)
 	}
@@ -202,12 +208,12 @@ func (e *Engine) Skill(name string) (*packs.SkillEntry, error) {
 // visibleTool reports whether searches and skill texts may name a tool:
 // it is loaded and not hidden.
 func (e *Engine) visibleTool(name string) bool {
-	t, ok := e.reg.Tool(name)
+	t, ok := e.now().reg.Tool(name)
 	return ok && !t.Hidden
 }
 
 func (e *Engine) toolNames() []string {
-	tools := e.reg.Tools()
+	tools := e.now().reg.Tools()
 	out := make([]string, len(tools))
 	for i, t := range tools {
 		out[i] = t.Name
@@ -278,10 +284,10 @@ func (e *Engine) Directory(ctx context.Context, d index.DirectoryConfig) (*index
 
 // RebuildIndex drops and rewrites the tool index.
 func (e *Engine) RebuildIndex(ctx context.Context) (index.SyncReport, error) {
-	return e.idx.RebuildTools(ctx, e.indexTools())
+	return e.idx.RebuildTools(ctx, indexTools(e.now().reg))
 }
 
 // PackReports says what loading each pack's skills into the index did.
 func (e *Engine) PackReports() []index.PackReport {
-	return append([]index.PackReport(nil), e.reports...)
+	return append([]index.PackReport(nil), e.now().reports...)
 }

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/index"
@@ -125,19 +127,32 @@ type Config struct {
 type Engine struct {
 	cfg   Config
 	op    *packs.Config
+	specs []packs.SourceSpec
 	host  *host.Host
-	cat   *packs.Catalog
 	idx   *index.Store
-	reg   *registry.Registry
-	packs []*packs.Pack
 
+	// cur is what the engine serves now; Reload swaps it whole.
+	cur      atomic.Pointer[loaded]
+	reloadMu sync.Mutex
+}
+
+// loaded is one generation of the engine's catalog: the packs and skills
+// read from the sources, the registry built from them, and what went wrong.
+// Runs made from one generation keep it when Reload swaps in the next, so
+// a call in flight finishes on the tools it started with.
+type loaded struct {
+	cat      *packs.Catalog
+	reg      *registry.Registry
+	packs    []*packs.Pack
 	problems []error
 	reports  []index.PackReport
-
 	// run is the engine's own run, for Call: every tool reachable,
 	// deferred ones activated on first use.
 	run *registry.Run
 }
+
+// now returns the current generation.
+func (e *Engine) now() *loaded { return e.cur.Load() }
 
 // Tool is one tool of the execution registry: its description (the
 // pack's manifest entry, a native tool's, a built-in's), where it comes
@@ -196,40 +211,71 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	specs = insertInstalled(specs, cfg.PackDirs, op.Sources.MaxDepth)
-	cat, err := packs.LoadCatalog(ctx, specs, &packs.CatalogOptions{Config: op})
-	if cat == nil {
-		return nil, err
-	}
 	hc := host.NewConfig().WithCacheDir(filepath.Join(cfg.StateDir, "cache")).
 		WithDefaultLimits(registry.HostLimits(op.Limits)).WithDefaultLimits(cfg.DefaultLimits)
-	h, herr := host.New(ctx, hc)
-	if herr != nil {
-		return nil, herr
-	}
-	e := &Engine{cfg: cfg, op: op, host: h, cat: cat, packs: cat.Packs()}
+	h, err := host.New(ctx, hc)
 	if err != nil {
-		e.problems = append(e.problems, unjoin(err)...)
+		return nil, err
 	}
-	reg, rerr := registry.New(ctx, cat, registry.Options{
-		Host: h, Operator: op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
-		Policy: cfg.ToolPolicy, Natives: cfg.Tools, Catalog: cfg.Catalog, Events: cfg.Events,
-	})
-	if rerr != nil {
+	e := &Engine{cfg: cfg, op: op, specs: specs, host: h}
+	l, err := e.load(ctx)
+	if err != nil {
 		h.Close(ctx)
-		return nil, rerr
+		return nil, err
 	}
-	e.reg = reg
-	e.problems = append(e.problems, reg.Problems()...)
-	e.packs = reg.Packs()
-	if e.run, rerr = reg.NewRun(registry.RunContext{Tenant: cfg.Scope.TenantID, Project: cfg.Scope.ProjectID}, nil); rerr != nil {
-		h.Close(ctx)
-		return nil, rerr
-	}
-	if err := e.openIndex(ctx); err != nil {
+	e.cur.Store(l)
+	if err := e.openIndex(ctx, l); err != nil {
 		h.Close(ctx)
 		return nil, err
 	}
 	return e, nil
+}
+
+// load reads the sources and builds a registry over them: one generation.
+func (e *Engine) load(ctx context.Context) (*loaded, error) {
+	cat, err := packs.LoadCatalog(ctx, e.specs, &packs.CatalogOptions{Config: e.op})
+	if cat == nil {
+		return nil, err
+	}
+	l := &loaded{cat: cat}
+	if err != nil {
+		l.problems = append(l.problems, unjoin(err)...)
+	}
+	cfg := e.cfg
+	reg, err := registry.New(ctx, cat, registry.Options{
+		Host: e.host, Operator: e.op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
+		Policy: cfg.ToolPolicy, Natives: cfg.Tools, Catalog: cfg.Catalog, Events: cfg.Events,
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.reg = reg
+	l.problems = append(l.problems, reg.Problems()...)
+	l.packs = reg.Packs()
+	if l.run, err = reg.NewRun(registry.RunContext{Tenant: cfg.Scope.TenantID, Project: cfg.Scope.ProjectID, Session: "engine"}, nil); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Reload reads the sources again and swaps in the new catalog whole: the
+// tools, skills and problems Open would find now. Runs made before keep
+// the catalog they started with until they end, so no call in flight
+// fails; runs made after see the new one. Modules whose bytes did not
+// change are not compiled again. On error the engine keeps serving what
+// it had.
+func (e *Engine) Reload(ctx context.Context) error {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	l, err := e.load(ctx)
+	if err != nil {
+		return err
+	}
+	if err := e.syncIndex(ctx, l); err != nil {
+		return err
+	}
+	e.cur.Store(l)
+	return nil
 }
 
 // insertInstalled puts extra installed folders after the configured
@@ -265,11 +311,11 @@ func unjoin(err error) []error {
 
 // Tools returns every tool of the execution registry, sorted by name.
 // What a model may see is a run's catalog (NewRun, Run.Tools).
-func (e *Engine) Tools() []*Tool { return e.reg.Tools() }
+func (e *Engine) Tools() []*Tool { return e.now().reg.Tools() }
 
 // Tool returns the tool called name.
 func (e *Engine) Tool(name string) (*Tool, error) {
-	t, ok := e.reg.Tool(name)
+	t, ok := e.now().reg.Tool(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
 	}
@@ -291,7 +337,7 @@ type Result = registry.Result
 // Result with IsError and a nil error; an error is returned only when the
 // call could not be made at all (ErrToolNotFound).
 func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	return e.run.Call(ctx, name, args, opts)
+	return e.now().run.Call(ctx, name, args, opts)
 }
 
 // RunContext identifies who a run serves: tenant, project, session, user
@@ -309,7 +355,7 @@ type Run = registry.Run
 // NewRun starts a run for rc. With session activation (Config.Catalog),
 // rc.Session is required.
 func (e *Engine) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
-	return e.reg.NewRun(rc, opts)
+	return e.now().reg.NewRun(rc, opts)
 }
 
 // Close releases the engine's runtime and index.
