@@ -65,7 +65,7 @@ var (
 type Config struct {
 	// StateDir holds the compilation cache (StateDir/cache) and the index
 	// (StateDir/index.db). Default: the operator config's state_dir, else
-	// $SKILLHOST_STATE_DIR, else ".skillhost".
+	// $SKILLHOST_STATE_DIR, else ".skillhost" (see the StateDir function).
 	StateDir string
 	// Operator is the operator's configuration: sources, skill settings and
 	// env values, and per-pack grants. Nil reads it with
@@ -189,15 +189,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if cfg.StateDir == "" && op.File != "" {
-		cfg.StateDir = op.StateDir
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = os.Getenv("SKILLHOST_STATE_DIR")
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = ".skillhost"
-	}
+	cfg.StateDir = StateDir(cfg, op)
 	if cfg.IndexPath == "" {
 		cfg.IndexPath = filepath.Join(cfg.StateDir, "index.db")
 	}
@@ -276,6 +268,32 @@ func (e *Engine) Reload(ctx context.Context) error {
 	}
 	e.cur.Store(l)
 	return nil
+}
+
+// StateDirEnv names the environment variable that gives the state folder
+// when neither Config.StateDir nor an operator config file does.
+const StateDirEnv = "SKILLHOST_STATE_DIR"
+
+// StateDir returns the state folder an engine opened with cfg uses, op
+// being the operator configuration read for it (nil: cfg.Operator): the
+// first of cfg.StateDir, the config file's state_dir (by default
+// .skillhost beside that file), $SKILLHOST_STATE_DIR and ".skillhost".
+// Open resolves it here, and so does every skillhost command that needs
+// the folder without opening an engine.
+func StateDir(cfg Config, op *packs.Config) string {
+	if op == nil {
+		op = cfg.Operator
+	}
+	switch {
+	case cfg.StateDir != "":
+		return cfg.StateDir
+	case op != nil && op.File != "" && op.StateDir != "":
+		return op.StateDir
+	}
+	if d := os.Getenv(StateDirEnv); d != "" {
+		return d
+	}
+	return packs.DefaultStateDir
 }
 
 // insertInstalled puts extra installed folders after the configured

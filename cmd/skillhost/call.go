@@ -184,7 +184,11 @@ func callModule(ctx context.Context, g *globals, gf *grantFlags, file, export, i
 	if err != nil {
 		return usageErr("reading module: %v", err)
 	}
-	h, err := host.New(ctx, host.NewConfig().WithCacheDir(filepath.Join(stateDirOf(g), "cache")).WithLogLevel(level))
+	dir, err := stateDirOf(g)
+	if err != nil {
+		return err
+	}
+	h, err := host.New(ctx, host.NewConfig().WithCacheDir(filepath.Join(dir, "cache")).WithLogLevel(level))
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
 )
 
 func newDescribeCmd(g *globals) *cobra.Command {
@@ -31,7 +33,11 @@ ready to paste into a manifest.`,
 			if err != nil {
 				return usageErr("reading module: %v", err)
 			}
-			h, err := host.New(ctx, host.NewConfig().WithCacheDir(filepath.Join(stateDirOf(g), "cache")))
+			dir, err := stateDirOf(g)
+			if err != nil {
+				return err
+			}
+			h, err := host.New(ctx, host.NewConfig().WithCacheDir(filepath.Join(dir, "cache")))
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -77,14 +83,13 @@ ready to paste into a manifest.`,
 	return cmd
 }
 
-// stateDirOf returns the state folder: the flag, $SKILLHOST_STATE_DIR, or
-// .skillhost.
-func stateDirOf(g *globals) string {
-	if g.stateDir != "" {
-		return g.stateDir
+// stateDirOf returns the state folder of a command that opens no engine,
+// resolved as skillhost.Open resolves it: --state-dir, else the operator
+// config's state_dir, else $SKILLHOST_STATE_DIR, else .skillhost.
+func stateDirOf(g *globals) (string, error) {
+	op, err := packs.LoadConfig(g.config)
+	if err != nil {
+		return "", usageErr("%v", err)
 	}
-	if d := os.Getenv("SKILLHOST_STATE_DIR"); d != "" {
-		return d
-	}
-	return ".skillhost"
+	return skillhost.StateDir(skillhost.Config{StateDir: g.stateDir}, op), nil
 }

@@ -88,7 +88,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "operator config file (default $SKILLHOST_CONFIG, or ./skillhost.toml when it exists)")
-	pf.StringVar(&g.stateDir, "state-dir", "", "state folder for the compilation cache (default .skillhost, or $SKILLHOST_STATE_DIR)")
+	pf.StringVar(&g.stateDir, "state-dir", "", "state folder for the index and compilation cache (default: the config's state_dir, else $SKILLHOST_STATE_DIR, else .skillhost)")
 	pf.StringArrayVar(&g.packDirs, "pack", nil, "load the pack in this folder too (repeatable)")
 	pf.BoolVar(&g.noBundle, "no-bundled", false, "leave out the bundled pack")
 	pf.BoolVar(&g.noUser, "no-user-sources", false, "leave out ~/.skillhost/skills and ./skills")
