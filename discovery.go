@@ -16,6 +16,18 @@ import (
 // name.
 var ErrSkillNotFound = errors.New("skillhost: skill not found")
 
+// ErrNoIndex is returned by the searches and skill retrieval of an engine
+// opened with Config.NoIndex.
+var ErrNoIndex = errors.New("skillhost: the engine was opened without its discovery index (Config.NoIndex)")
+
+// store returns the discovery index, or ErrNoIndex.
+func (e *Engine) store() (*index.Store, error) {
+	if e.idx == nil {
+		return nil, ErrNoIndex
+	}
+	return e.idx, nil
+}
+
 // openIndex opens the discovery index and brings it up to date with the
 // catalog: tools incrementally by record hash, skills pack by pack.
 func (e *Engine) openIndex(ctx context.Context, l *loaded) error {
@@ -27,8 +39,12 @@ func (e *Engine) openIndex(ctx context.Context, l *loaded) error {
 	return e.syncIndex(ctx, l)
 }
 
-// syncIndex brings the index up to date with generation l.
+// syncIndex brings the index up to date with generation l; an engine
+// without an index has nothing to do.
 func (e *Engine) syncIndex(ctx context.Context, l *loaded) error {
+	if e.idx == nil {
+		return nil
+	}
 	if _, err := e.idx.SyncTools(ctx, indexTools(l.reg)); err != nil {
 		return fmt.Errorf("indexing tools: %w", err)
 	}
@@ -232,8 +248,12 @@ func both(a, b func(string) bool) func(string) bool {
 // SearchTools runs tool_search over the engine's tools. Only loaded tools
 // that are not hidden, and that q.Visible admits when set, are returned.
 func (e *Engine) SearchTools(ctx context.Context, q index.ToolQuery) (*index.ToolSearchResult, error) {
+	idx, err := e.store()
+	if err != nil {
+		return nil, err
+	}
 	q.Visible = both(e.visibleTool, q.Visible)
-	return e.idx.SearchTools(ctx, q)
+	return idx.SearchTools(ctx, q)
 }
 
 // SearchSkills runs skill_search; a zero q.Scope means the engine's scope.
@@ -241,8 +261,12 @@ func (e *Engine) SearchTools(ctx context.Context, q index.ToolQuery) (*index.Too
 // a model (unless the index options turn redaction off), and references to
 // tools the engine does not have, or q.VisibleTool refuses, are rewritten.
 func (e *Engine) SearchSkills(ctx context.Context, q index.SkillQuery) (*index.SkillSearchResult, error) {
+	idx, err := e.store()
+	if err != nil {
+		return nil, err
+	}
 	e.runView(&q.Scope, &q.VisibleTool, &q.KnownTools)
-	return e.idx.SearchSkills(ctx, q)
+	return idx.SearchSkills(ctx, q)
 }
 
 // runView fills the caller's part of a skill request: the engine's scope
@@ -258,33 +282,53 @@ func (e *Engine) runView(sc *index.Scope, visible *func(string) bool, known *[]s
 // GetSkills runs skill_get. References to tools the engine does not have,
 // or r.VisibleTool refuses, are rewritten out of the returned text.
 func (e *Engine) GetSkills(ctx context.Context, r index.SkillGetRequest) (*index.SkillGetResult, error) {
+	idx, err := e.store()
+	if err != nil {
+		return nil, err
+	}
 	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
-	return e.idx.GetSkills(ctx, r)
+	return idx.GetSkills(ctx, r)
 }
 
 // ListSkills runs skill_list.
 func (e *Engine) ListSkills(ctx context.Context, r index.SkillListRequest) (*index.SkillListResult, error) {
+	idx, err := e.store()
+	if err != nil {
+		return nil, err
+	}
 	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
-	return e.idx.ListSkills(ctx, r)
+	return idx.ListSkills(ctx, r)
 }
 
 // Relevant retrieves the skills for a task, within a token budget, as a
 // block ready to inject into a prompt.
 func (e *Engine) Relevant(ctx context.Context, r index.RelevantRequest) (*index.RelevantResult, error) {
+	idx, err := e.store()
+	if err != nil {
+		return nil, err
+	}
 	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
-	return e.idx.Relevant(ctx, r)
+	return idx.Relevant(ctx, r)
 }
 
 // Directory returns the skill directory of the engine's scope for a
 // prompt.
 func (e *Engine) Directory(ctx context.Context, d index.DirectoryConfig) (*index.Directory, error) {
+	idx, err := e.store()
+	if err != nil {
+		return nil, err
+	}
 	e.runView(nil, &d.VisibleTool, &d.KnownTools)
-	return e.idx.Directory(ctx, d, e.cfg.Scope)
+	return idx.Directory(ctx, d, e.cfg.Scope)
 }
 
 // RebuildIndex drops and rewrites the tool index.
 func (e *Engine) RebuildIndex(ctx context.Context) (index.SyncReport, error) {
-	return e.idx.RebuildTools(ctx, indexTools(e.now().reg))
+	idx, err := e.store()
+	if err != nil {
+		return index.SyncReport{}, err
+	}
+	return idx.RebuildTools(ctx, indexTools(e.now().reg))
 }
 
 // PackReports says what loading each pack's skills into the index did.

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -93,6 +94,14 @@ type Config struct {
 	// it leaves zero is held to the default limits. A grant that leaves
 	// Isolation empty gets the operator config's [sandbox] isolation.
 	Grants map[string]Grant
+	// GrantsFor, when set, computes further grants from the tools as the
+	// operator config and Grants grant them: it is called with every tool
+	// of the registry (Tool.Pack, Tool.Operator) and returns grants by
+	// pack name, which replace those packs' grants as Grants entries do.
+	// When it returns any, the registry is built again with them (modules
+	// are not compiled again). skillhost call uses it to add its grant
+	// flags to the grant of the called tool's pack.
+	GrantsFor func(tools []*Tool) map[string]Grant
 	// DefaultLimits are the operator's default ceilings for every pack;
 	// their non-zero fields win over the operator config's [limits]. A
 	// module's limits are held to its pack's grant where that sets them,
@@ -101,6 +110,11 @@ type Config struct {
 	DefaultLimits Limits
 	// IndexPath is the discovery index file; default StateDir/index.db.
 	IndexPath string
+	// NoIndex opens the engine without its discovery index: Open neither
+	// creates nor writes the index file, and the searches and skill
+	// retrieval return ErrNoIndex. For callers that only run tools, such
+	// as skillhost call.
+	NoIndex bool
 	// Index adjusts the discovery index (nil: defaults).
 	Index *index.Options
 	// ToolPolicy removes tools from the execution registry: no run can
@@ -216,6 +230,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.cur.Store(l)
+	if cfg.NoIndex {
+		return e, nil
+	}
 	if err := e.openIndex(ctx, l); err != nil {
 		h.Close(ctx)
 		return nil, err
@@ -234,12 +251,25 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 		l.problems = append(l.problems, unjoin(err)...)
 	}
 	cfg := e.cfg
-	reg, err := registry.New(ctx, cat, registry.Options{
+	opts := registry.Options{
 		Host: e.host, Operator: e.op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
 		Policy: cfg.ToolPolicy, Natives: cfg.Tools, Catalog: cfg.Catalog, Events: cfg.Events,
-	})
+	}
+	reg, err := registry.New(ctx, cat, opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.GrantsFor != nil {
+		if more := cfg.GrantsFor(reg.Tools()); len(more) > 0 {
+			opts.Grants = maps.Clone(cfg.Grants)
+			if opts.Grants == nil {
+				opts.Grants = make(map[string]Grant, len(more))
+			}
+			maps.Copy(opts.Grants, more)
+			if reg, err = registry.New(ctx, cat, opts); err != nil {
+				return nil, err
+			}
+		}
 	}
 	l.reg = reg
 	l.problems = append(l.problems, reg.Problems()...)

@@ -93,10 +93,17 @@ func readArg(g *globals, arg string) ([]byte, error) {
 	return b, nil
 }
 
-// openEngine opens the engine of the global flags, with extra operator
-// grants by pack.
-func openEngine(ctx context.Context, g *globals, grants map[string]skillhost.Grant) (*skillhost.Engine, error) {
-	e, err := skillhost.Open(ctx, skillhost.Config{ConfigFile: g.config, StateDir: g.stateDir, PackDirs: g.packDirs, NoBundled: g.noBundle, NoUserSources: g.noUser, Grants: grants})
+// openEngineFunc opens an engine; tests count the calls.
+var openEngineFunc = skillhost.Open
+
+// openEngine opens the engine of the global flags; adjust, when set,
+// changes the Config first.
+func openEngine(ctx context.Context, g *globals, adjust func(*skillhost.Config)) (*skillhost.Engine, error) {
+	cfg := skillhost.Config{ConfigFile: g.config, StateDir: g.stateDir, PackDirs: g.packDirs, NoBundled: g.noBundle, NoUserSources: g.noUser}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	e, err := openEngineFunc(ctx, cfg)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -115,28 +122,38 @@ func callTool(ctx context.Context, g *globals, gf *grantFlags, name string, args
 	if err != nil {
 		return err
 	}
-	e, err := openEngine(ctx, g, nil)
+	var extra *skillhost.Grant
+	if gf.set() {
+		x, err := gf.grant()
+		if err != nil {
+			return err
+		}
+		extra = &x
+	}
+	// A call needs no discovery index: the engine is opened once, without
+	// it, and the grant flags are added to the operator's grant of the
+	// tool's pack as the registry is built.
+	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) {
+		cfg.NoIndex = true
+		if extra == nil {
+			return
+		}
+		cfg.GrantsFor = func(tools []*skillhost.Tool) map[string]skillhost.Grant {
+			for _, t := range tools {
+				if t.Name == name && t.Pack != "" {
+					return map[string]skillhost.Grant{t.Pack: merge(t.Operator, *extra)}
+				}
+			}
+			return nil
+		}
+	})
 	if err != nil {
 		return err
 	}
-	t, err := e.Tool(name)
-	if err != nil {
-		e.Close(ctx)
+	defer e.Close(ctx)
+	if _, err := e.Tool(name); err != nil {
 		return usageErr("%v; run skillhost list to see the tools", err)
 	}
-	if gf.set() {
-		extra, err := gf.grant()
-		if err != nil {
-			e.Close(ctx)
-			return err
-		}
-		grants := map[string]skillhost.Grant{t.Pack: merge(t.Operator, extra)}
-		e.Close(ctx)
-		if e, err = openEngine(ctx, g, grants); err != nil {
-			return err
-		}
-	}
-	defer e.Close(ctx)
 	args = bytes.TrimSpace(args)
 	if len(args) > 0 && (!json.Valid(args) || args[0] != '{') {
 		// A person typed it: a usage error, not a tool error.

@@ -1,0 +1,90 @@
+package skillhost_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/index"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// TestNoIndex: an engine opened with NoIndex creates no index file, its
+// searches say ErrNoIndex, and Reload still works.
+func TestNoIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := skillhost.Open(ctx, skillhost.Config{StateDir: dir, Operator: packs.DefaultConfig(), NoUserSources: true, NoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	if _, err := os.Stat(filepath.Join(dir, "index.db")); !os.IsNotExist(err) {
+		t.Errorf("index.db exists (stat: %v)", err)
+	}
+	if _, err := e.SearchTools(ctx, index.ToolQuery{Query: "slug"}); !errors.Is(err, skillhost.ErrNoIndex) {
+		t.Errorf("SearchTools: %v, want ErrNoIndex", err)
+	}
+	if _, err := e.GetSkills(ctx, index.SkillGetRequest{Names: []string{"x"}}); !errors.Is(err, skillhost.ErrNoIndex) {
+		t.Errorf("GetSkills: %v, want ErrNoIndex", err)
+	}
+	if _, err := e.RebuildIndex(ctx); !errors.Is(err, skillhost.ErrNoIndex) {
+		t.Errorf("RebuildIndex: %v, want ErrNoIndex", err)
+	}
+	if err := e.Reload(ctx); err != nil {
+		t.Errorf("Reload: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.db")); !os.IsNotExist(err) {
+		t.Errorf("index.db exists after Reload (stat: %v)", err)
+	}
+}
+
+// TestGrantsFor: the grants GrantsFor returns replace the pack's grant as
+// Config.Grants entries do, and it sees each tool with the grant the
+// operator config gives it.
+func TestGrantsFor(t *testing.T) {
+	ctx := context.Background()
+	op, err := packs.ParseConfig(filepath.Join(t.TempDir(), "skillhost.toml"), []byte(`[sources]
+user = ""
+workspace = ""
+
+[packs.core]
+allowed_hosts = ["api.example.com"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	e, err := skillhost.Open(ctx, skillhost.Config{StateDir: t.TempDir(), Operator: op, NoIndex: true,
+		GrantsFor: func(tools []*skillhost.Tool) map[string]skillhost.Grant {
+			calls++
+			i := slices.IndexFunc(tools, func(t *skillhost.Tool) bool { return t.Name == "http_fetch" })
+			if i < 0 {
+				t.Fatal("GrantsFor does not see http_fetch")
+			}
+			g := tools[i].Operator
+			if !slices.Equal(g.AllowedHosts, []string{"api.example.com"}) {
+				t.Errorf("GrantsFor sees the operator's hosts %v, want the config's", g.AllowedHosts)
+			}
+			g.AllowedHosts = append(g.AllowedHosts, "cdn.example.com")
+			return map[string]skillhost.Grant{tools[i].Pack: g}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	if calls != 1 {
+		t.Errorf("GrantsFor called %d times, want once", calls)
+	}
+	tl, err := e.Tool("http_fetch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"api.example.com", "cdn.example.com"}; !slices.Equal(tl.Operator.AllowedHosts, want) || tl.GrantFrom != skillhost.GrantFromEmbedder {
+		t.Errorf("http_fetch operator hosts %v from %s, want %v from the embedder", tl.Operator.AllowedHosts, tl.GrantFrom, want)
+	}
+}
