@@ -36,6 +36,11 @@ func (e *Engine) openIndex(ctx context.Context, l *loaded) error {
 		return fmt.Errorf("opening the index: %w", err)
 	}
 	e.idx = idx
+	if e.cfg.ToolSearch.RebuildIndex {
+		if _, err := idx.RebuildTools(ctx, indexTools(l.reg)); err != nil {
+			return fmt.Errorf("rebuilding the tool index: %w", err)
+		}
+	}
 	return e.syncIndex(ctx, l)
 }
 
@@ -133,7 +138,7 @@ func (e *Engine) syncSkills(ctx context.Context, l *loaded) error {
 	sort.Strings(names)
 	for _, p := range names {
 		g := e.op.Pack(p)
-		at := e.packScope(g.ScopeMode)
+		at := e.packScope(e.packScopeMode(g))
 		for _, sc := range e.storeScopes() {
 			if sc != at {
 				// Drop what an earlier run stored at another scope.
@@ -246,12 +251,14 @@ func both(a, b func(string) bool) func(string) bool {
 }
 
 // SearchTools runs tool_search over the engine's tools. Only loaded tools
-// that are not hidden, and that q.Visible admits when set, are returned.
+// that are not hidden, and that q.Visible admits when set, are returned,
+// at most Config.ToolSearch.MaxResults of them when that is set.
 func (e *Engine) SearchTools(ctx context.Context, q index.ToolQuery) (*index.ToolSearchResult, error) {
 	idx, err := e.store()
 	if err != nil {
 		return nil, err
 	}
+	q = e.toolQuery(q)
 	q.Visible = both(e.visibleTool, q.Visible)
 	return idx.SearchTools(ctx, q)
 }
@@ -301,22 +308,30 @@ func (e *Engine) ListSkills(ctx context.Context, r index.SkillListRequest) (*ind
 }
 
 // Relevant retrieves the skills for a task, within a token budget, as a
-// block ready to inject into a prompt.
+// block ready to inject into a prompt. A request without a budget gets
+// Config.Skills.MaxTokens; with skill discovery off the result is empty.
 func (e *Engine) Relevant(ctx context.Context, r index.RelevantRequest) (*index.RelevantResult, error) {
 	idx, err := e.store()
 	if err != nil {
 		return nil, err
+	}
+	if e.relevantRequest(&r) {
+		return noSkills(), nil
 	}
 	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
 	return idx.Relevant(ctx, r)
 }
 
 // Directory returns the skill directory of the engine's scope for a
-// prompt.
+// prompt. The fields d leaves zero come from Config.Skills.Directory;
+// with the directory or skill discovery off it is empty.
 func (e *Engine) Directory(ctx context.Context, d index.DirectoryConfig) (*index.Directory, error) {
 	idx, err := e.store()
 	if err != nil {
 		return nil, err
+	}
+	if e.directoryConfig(&d) {
+		return noDirectory(), nil
 	}
 	e.runView(nil, &d.VisibleTool, &d.KnownTools)
 	return idx.Directory(ctx, d, e.cfg.Scope)

@@ -115,7 +115,10 @@ type Config struct {
 	// retrieval return ErrNoIndex. For callers that only run tools, such
 	// as skillhost call.
 	NoIndex bool
-	// Index adjusts the discovery index (nil: defaults).
+	// Index adjusts the discovery index (nil: defaults). The operator
+	// config's [tool_search] preferred_namespaces fill PreferredNamespaces
+	// when it has none, and [skill_discovery] redact_pii = false sets
+	// DisableRedaction.
 	Index *index.Options
 	// ToolPolicy removes tools from the execution registry: no run can
 	// see, find or call them.
@@ -124,8 +127,20 @@ type Config struct {
 	// for a hand-written tool).
 	Tools []Native
 	// Catalog says what a run's model sees and how deferred tools are
-	// activated.
+	// activated. The operator config's [tool_search] fills the fields
+	// left zero.
 	Catalog CatalogConfig
+	// ToolSearch turns tool search off, caps its results and asks for the
+	// tool index to be rewritten at Open ([tool_search]).
+	ToolSearch ToolSearchConfig
+	// ToolExamples say how renderings of a run's tools show their
+	// examples (Engine.RenderOptions); its zero fields are filled from
+	// [tool_examples], a true switch wins over the file.
+	ToolExamples RenderOptions
+	// Skills configures skill discovery: the model's skill tools,
+	// Engine.Relevant's token budget, the default scope of pack skills and
+	// the skill directory ([skill_discovery]).
+	Skills SkillsConfig
 	// Events receives the events of the registry and its runs; nil drops
 	// them.
 	Events EventSink
@@ -202,6 +217,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		if op, err = packs.LoadConfig(cfg.ConfigFile); err != nil {
 			return nil, err
 		}
+	}
+	cfg, err := withOperatorDiscovery(cfg, op)
+	if err != nil {
+		return nil, err
 	}
 	cfg.StateDir = StateDir(cfg, op)
 	if cfg.IndexPath == "" {

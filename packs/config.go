@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/gobwas/glob"
 )
 
 // ConfigFile is the name of the operator's config file, looked for in the
@@ -54,6 +55,9 @@ const (
 	// deadline and a grace period.
 	IsolationProcess = "process"
 )
+
+// topLevelKeys are the keys of the file, in the order messages list them.
+const topLevelKeys = "state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery"
 
 // maxConfigBytes bounds what is read of a config file.
 const maxConfigBytes = 1 << 20
@@ -165,6 +169,107 @@ type Config struct {
 	// Sandbox holds the [sandbox] section: the operator's defaults for
 	// how every pack's calls are run.
 	Sandbox SandboxConfig `json:"sandbox,omitzero"`
+	// ToolSearch holds the [tool_search] section: how a run's tools are
+	// found and activated.
+	ToolSearch ToolSearchConfig `json:"tool_search,omitzero"`
+	// ToolExamples holds the [tool_examples] section: how renderings of a
+	// run's tools show their examples.
+	ToolExamples ToolExamplesConfig `json:"tool_examples,omitzero"`
+	// SkillDiscovery holds the [skill_discovery] section: the skill
+	// discovery tools, pre-flight retrieval and the skill directory.
+	SkillDiscovery SkillDiscoveryConfig `json:"skill_discovery,omitzero"`
+}
+
+// Values of the discovery settings, as the registry and the index name
+// them (registry.ScopeRun, index.DirectoryPinnedThenRecent, …).
+const (
+	activationRun     = "run"
+	activationSession = "session"
+	pinnedThenRecent  = "pinned_then_recent"
+	pinnedThenTop     = "pinned_then_top"
+)
+
+// directoryFields are the fields a skill directory line may show.
+var directoryFields = []string{"name", "title", "trigger", "task_type"}
+
+// Bounds of the discovery settings; the index enforces the same ones.
+const (
+	maxSearchResults  = 20
+	maxExamples       = 20
+	minSkillTokens    = 100
+	maxSkillTokens    = 32000
+	maxDirectoryLines = 200
+)
+
+// ToolSearchConfig is the [tool_search] section. A field left zero (nil
+// for the switches) is not set in the file, and the engine's default
+// holds.
+type ToolSearchConfig struct {
+	// Enabled false puts every tool in every run's catalog from the start
+	// and removes the tool_search tool.
+	Enabled *bool `json:"enabled,omitempty"`
+	// DefaultLoading is the loading mode, LoadingAlways or
+	// LoadingDeferred, of the native tools that set none. Pack tools take
+	// their pack's default_loading.
+	DefaultLoading string `json:"default_loading_mode,omitempty"`
+	// AlwaysLoaded are globs of tool names in every run's catalog from the
+	// start, whatever their loading mode.
+	AlwaysLoaded []string `json:"always_loaded_patterns,omitempty"`
+	// ActivationScope is "run" or "session".
+	ActivationScope string `json:"activation_scope,omitempty"`
+	// PreferredNamespaces order tools of equal score by namespace: pack
+	// names, "" for native and built-in tools.
+	PreferredNamespaces []string `json:"preferred_namespaces,omitempty"`
+	// RebuildOnOpen rewrites the tool index whenever an engine opens,
+	// instead of updating the records that changed.
+	RebuildOnOpen bool `json:"rebuild_cache_on_init,omitempty"`
+	// MaxResults caps the tools one search returns, 1 to 20.
+	MaxResults int `json:"max_search_results,omitempty"`
+}
+
+// ToolExamplesConfig is the [tool_examples] section.
+type ToolExamplesConfig struct {
+	// Enabled adds each tool's examples to its description in the
+	// renderings of a run's tools.
+	Enabled *bool `json:"enabled,omitempty"`
+	// MaxPerTool caps the examples shown per tool, 1 to 20.
+	MaxPerTool int `json:"max_examples_per_tool,omitempty"`
+	// IncludeDescriptions false shows each example's arguments without
+	// its description.
+	IncludeDescriptions *bool `json:"include_descriptions,omitempty"`
+}
+
+// SkillDiscoveryConfig is the [skill_discovery] section: engine-wide
+// skill settings, kept out of [skills], whose every table names a skill.
+type SkillDiscoveryConfig struct {
+	// Enabled false removes the skill discovery tools (skill_search,
+	// skill_get, skill_list) and leaves pre-flight retrieval and the
+	// directory empty.
+	Enabled *bool `json:"enabled,omitempty"`
+	// MaxTokens is the token budget of pre-flight retrieval, 100 to 32000.
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// RedactPII false hands skill texts to the model unredacted.
+	RedactPII *bool `json:"redact_pii,omitempty"`
+	// ScopeMode is where the skills of a pack whose section sets no
+	// scope_mode are stored: ScopeProject, ScopeTenant or ScopeGlobal. It
+	// is already applied to the Packs of the same file.
+	ScopeMode string `json:"scope_mode,omitempty"`
+	// Directory is the [skill_discovery.directory] section.
+	Directory SkillDirectoryConfig `json:"directory,omitzero"`
+}
+
+// SkillDirectoryConfig is the [skill_discovery.directory] section: the
+// bounded list of skill names a prompt may show.
+type SkillDirectoryConfig struct {
+	// Enabled false leaves the directory empty.
+	Enabled *bool `json:"enabled,omitempty"`
+	// MaxEntries caps the entries, pinned ones included, 1 to 200.
+	MaxEntries int `json:"max_entries,omitempty"`
+	// IncludeFields are the fields a line shows, some of name, title,
+	// trigger and task_type; the name is always shown.
+	IncludeFields []string `json:"include_fields,omitempty"`
+	// Strategy is "pinned_then_recent" or "pinned_then_top".
+	Strategy string `json:"selection_strategy,omitempty"`
 }
 
 // SandboxConfig is the [sandbox] section.
@@ -248,7 +353,8 @@ type PackGrant struct {
 	// IsolationProcess; "" when the section does not say, and then the
 	// [sandbox] default holds.
 	Isolation string `json:"isolation,omitempty"`
-	// ScopeMode is project, tenant or global (default project).
+	// ScopeMode is project, tenant or global: the section's scope_mode,
+	// else [skill_discovery] scope_mode, else project.
 	ScopeMode string `json:"scope_mode"`
 	// UpdateExisting lets a changed pack skill replace the stored one
 	// (default true).
@@ -261,7 +367,15 @@ type PackGrant struct {
 	Config map[string]ConfigValue `json:"config,omitempty"`
 	// Line is the line of the section header in the config file.
 	Line int `json:"-"`
+
+	// scopeSet records that the section sets scope_mode itself.
+	scopeSet bool
 }
+
+// ScopeModeSet reports whether the pack's own section sets scope_mode: a
+// default scope mode (the file's or the embedder's) applies only to packs
+// whose section does not.
+func (g PackGrant) ScopeModeSet() bool { return g.scopeSet }
 
 // Mount maps a host folder to a guest path.
 type Mount struct {
@@ -359,8 +473,22 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			}
 		case "sandbox":
 			r.sandbox(c, kv)
+		case "tool_search":
+			r.toolSearch(c, kv)
+		case "tool_examples":
+			r.toolExamples(c, kv)
+		case "skill_discovery":
+			r.skillDiscovery(c, kv)
 		default:
-			r.errorf(kv, "unknown key %q; expected one of state_dir, sources, skills, packs, limits, sandbox", kv.key.String())
+			r.errorf(kv, "unknown key %q; expected one of %s", kv.key.String(), topLevelKeys)
+		}
+	}
+	if def := c.SkillDiscovery.ScopeMode; def != "" {
+		for name, g := range c.Packs {
+			if !g.scopeSet {
+				g.ScopeMode = def
+				c.Packs[name] = g
+			}
 		}
 	}
 	if !c.Sources.userSet {
@@ -775,6 +903,10 @@ func (r *tomlReader) skills(c *Config, kv tomlValue) {
 	}
 	for _, sec := range sections {
 		name := sec.key.last()
+		if _, isTable := sec.val.(map[string]any); !isTable && (slices.Contains(skillDiscoveryKeys, name) || name == "cache_dir" || name == "skill_packs") {
+			r.errorf(sec, "%s is not a skill section: engine-wide skill settings go in [skill_discovery] (every table under [skills] configures the skill of its name)", sec.key)
+			continue
+		}
 		if !configNameRE.MatchString(name) {
 			r.errorf(sec, "skill name %q in [%s] must be letters, digits, '.', '-' or '_'", name, sec.key)
 			continue
@@ -828,6 +960,8 @@ func (r *tomlReader) skillSection(sec tomlValue, defaults bool) (SkillConfig, bo
 			}
 		default:
 			switch {
+			case sec.key.last() == "directory" && slices.Contains(directoryKeys, name):
+				r.errorf(k, "unknown setting %q in [%s]: this section configures the skill named directory; the skill directory is configured in [skill_discovery.directory]", name, sec.key)
 			case !isEnvCandidate(name):
 				r.errorf(k, "unknown setting %q in [%s]; env values must be UPPER_CASE", name, sec.key)
 			case !envRE.MatchString(name):
@@ -951,11 +1085,8 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 			if !ok {
 				continue
 			}
-			switch s {
-			case ScopeProject, ScopeTenant, ScopeGlobal:
-				g.ScopeMode = s
-			default:
-				r.errorf(k, "%s %q must be one of project, tenant, global", k.key, s)
+			if r.scopeMode(k, s) {
+				g.ScopeMode, g.scopeSet = s, true
 			}
 		case "update_existing":
 			if b, ok := r.boolean(k); ok {
@@ -980,6 +1111,16 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				}
 				g.Config[v.key.last()] = cv
 			}
+		case "name":
+			r.errorf(k, "%s is not a setting: a pack's name is its section's, [packs.<name>], and must equal the name in its pack.yaml", k.key)
+		case "path":
+			r.errorf(k, "%s is not a setting: packs are found in the folders of [sources]; add the folder that holds the pack to [sources] installed", k.key)
+		case "format":
+			r.errorf(k, "%s is not a setting: the format of each skill file is read from its name (SKILL.md, *.skill.md, *.skill.yaml, *.skill.yml, *.skill.json, *.skill.jsonl)", k.key)
+		case "update_existing_pack_skills":
+			r.errorf(k, "unknown key %q; the setting is called update_existing", k.key.String())
+		case "pinned_skill_names":
+			r.errorf(k, "unknown key %q; the setting is called pinned", k.key.String())
 		default:
 			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, isolation, scope_mode, update_existing, pinned, config", k.key.String())
 		}
@@ -1072,6 +1213,239 @@ func (r *tomlReader) isolation(kv tomlValue) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// scopeMode checks a scope mode read from kv.
+func (r *tomlReader) scopeMode(kv tomlValue, s string) bool {
+	switch s {
+	case ScopeProject, ScopeTenant, ScopeGlobal:
+		return true
+	}
+	r.errorf(kv, "%s %q must be one of project, tenant, global", kv.key, s)
+	return false
+}
+
+// enum reads a string that must be one of allowed.
+func (r *tomlReader) enum(kv tomlValue, allowed ...string) (string, bool) {
+	s, ok := r.str(kv)
+	if !ok {
+		return "", false
+	}
+	if !slices.Contains(allowed, s) {
+		r.errorf(kv, "%s %q must be one of %s", kv.key, s, strings.Join(allowed, ", "))
+		return "", false
+	}
+	return s, true
+}
+
+// bounded reads an integer from lo to hi.
+func (r *tomlReader) bounded(kv tomlValue, lo, hi int64) (int, bool) {
+	n, ok := r.integer(kv)
+	if !ok {
+		return 0, false
+	}
+	if n < lo || n > hi {
+		r.errorf(kv, "%s must be from %d to %d, got %d", kv.key, lo, hi, n)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// fixed reads a switch skillhost does not let the operator turn: want is
+// accepted (and changes nothing), the other value is an error saying why.
+func (r *tomlReader) fixed(kv tomlValue, want bool, why string) {
+	if b, ok := r.boolean(kv); ok && b != want {
+		r.errorf(kv, "%s cannot be %t: %s", kv.key, b, why)
+	}
+}
+
+// Why the discovery switches skillhost does not offer are fixed.
+const (
+	whyCacheDir = "tools and skills share one index, <state_dir>/index.db; set state_dir at the top of the file"
+	whyFallback = "a full-text search without SQLite FTS5 always runs as a regex search over the same fields and reports search_type \"regex\" (skillhost's SQLite has FTS5)"
+	whyIncr     = "the tool index is always updated record by record; to rewrite it whenever an engine opens, set rebuild_cache_on_init = true"
+	whySummary  = "skillhost has no summarising model; retrieval fits skills into max_tokens by dropping and shortening fields, then cutting"
+	whyPacks    = "packs are found in the folders of [sources] and each is configured in its [packs.<name>] section"
+)
+
+// The keys of the discovery sections, in the order messages list them.
+var (
+	toolSearchKeys     = []string{"enabled", "default_loading_mode", "always_loaded_patterns", "activation_scope", "preferred_namespaces", "rebuild_cache_on_init", "max_search_results", "fts_fallback_to_regex", "enable_incremental_index"}
+	toolExamplesKeys   = []string{"enabled", "max_examples_per_tool", "include_descriptions"}
+	skillDiscoveryKeys = []string{"enabled", "max_tokens", "redact_pii", "scope_mode", "directory", "summarize", "fts_fallback_to_regex"}
+	directoryKeys      = []string{"enabled", "max_entries", "include_fields", "selection_strategy"}
+)
+
+// toolSearch reads the [tool_search] section.
+func (r *tomlReader) toolSearch(c *Config, kv tomlValue) {
+	keys, ok := r.table(kv, "a table ([tool_search])")
+	if !ok {
+		return
+	}
+	ts := &c.ToolSearch
+	for _, k := range keys {
+		switch k.key.last() {
+		case "enabled":
+			if b, ok := r.boolean(k); ok {
+				ts.Enabled = &b
+			}
+		case "default_loading_mode":
+			if s, ok := r.enum(k, LoadingAlways, LoadingDeferred); ok {
+				ts.DefaultLoading = s
+			}
+		case "always_loaded_patterns":
+			pats, _ := r.strings(k, false)
+			for i, p := range pats {
+				if _, err := glob.Compile(p); err != nil || p == "" {
+					r.errorf(k, "%s[%d] %q must be a tool name or a glob such as \"fs_*\"", k.key, i, p)
+					continue
+				}
+				ts.AlwaysLoaded = append(ts.AlwaysLoaded, p)
+			}
+		case "activation_scope":
+			if s, ok := r.enum(k, activationRun, activationSession); ok {
+				ts.ActivationScope = s
+			}
+		case "preferred_namespaces":
+			names, _ := r.strings(k, false)
+			for i, n := range names {
+				if n != "" && !nameRE.MatchString(n) {
+					r.errorf(k, "%s[%d] %q must be a pack name, or \"\" for native and built-in tools", k.key, i, n)
+					continue
+				}
+				ts.PreferredNamespaces = append(ts.PreferredNamespaces, n)
+			}
+		case "rebuild_cache_on_init":
+			if b, ok := r.boolean(k); ok {
+				ts.RebuildOnOpen = b
+			}
+		case "max_search_results":
+			if n, ok := r.bounded(k, 1, maxSearchResults); ok {
+				ts.MaxResults = n
+			}
+		case "fts_fallback_to_regex":
+			r.fixed(k, true, whyFallback)
+		case "enable_incremental_index":
+			r.fixed(k, true, whyIncr)
+		case "cache_dir":
+			r.errorf(k, "%s is not a setting: %s", k.key, whyCacheDir)
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(toolSearchKeys, ", "))
+		}
+	}
+}
+
+// toolExamples reads the [tool_examples] section.
+func (r *tomlReader) toolExamples(c *Config, kv tomlValue) {
+	keys, ok := r.table(kv, "a table ([tool_examples])")
+	if !ok {
+		return
+	}
+	te := &c.ToolExamples
+	for _, k := range keys {
+		switch k.key.last() {
+		case "enabled":
+			if b, ok := r.boolean(k); ok {
+				te.Enabled = &b
+			}
+		case "max_examples_per_tool":
+			if n, ok := r.bounded(k, 1, maxExamples); ok {
+				te.MaxPerTool = n
+			}
+		case "include_descriptions":
+			if b, ok := r.boolean(k); ok {
+				te.IncludeDescriptions = &b
+			}
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(toolExamplesKeys, ", "))
+		}
+	}
+}
+
+// skillDiscovery reads the [skill_discovery] section.
+func (r *tomlReader) skillDiscovery(c *Config, kv tomlValue) {
+	keys, ok := r.table(kv, "a table ([skill_discovery])")
+	if !ok {
+		return
+	}
+	sd := &c.SkillDiscovery
+	for _, k := range keys {
+		switch k.key.last() {
+		case "enabled":
+			if b, ok := r.boolean(k); ok {
+				sd.Enabled = &b
+			}
+		case "max_tokens":
+			if n, ok := r.bounded(k, minSkillTokens, maxSkillTokens); ok {
+				sd.MaxTokens = n
+			}
+		case "redact_pii":
+			if b, ok := r.boolean(k); ok {
+				sd.RedactPII = &b
+			}
+		case "scope_mode":
+			if s, ok := r.str(k); ok && r.scopeMode(k, s) {
+				sd.ScopeMode = s
+			}
+		case "directory":
+			r.directory(sd, k)
+		case "summarize":
+			r.fixed(k, false, whySummary)
+		case "fts_fallback_to_regex":
+			r.fixed(k, true, whyFallback)
+		case "cache_dir":
+			r.errorf(k, "%s is not a setting: %s", k.key, whyCacheDir)
+		case "skill_packs":
+			r.errorf(k, "%s is not a setting: %s", k.key, whyPacks)
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(skillDiscoveryKeys, ", "))
+		}
+	}
+}
+
+// directory reads the [skill_discovery.directory] section.
+func (r *tomlReader) directory(sd *SkillDiscoveryConfig, kv tomlValue) {
+	keys, ok := r.table(kv, "a table ([skill_discovery.directory])")
+	if !ok {
+		return
+	}
+	d := &sd.Directory
+	for _, k := range keys {
+		switch k.key.last() {
+		case "enabled":
+			if b, ok := r.boolean(k); ok {
+				d.Enabled = &b
+			}
+		case "max_entries":
+			if n, ok := r.bounded(k, 1, maxDirectoryLines); ok {
+				d.MaxEntries = n
+			}
+		case "include_fields":
+			fields, ok := r.strings(k, false)
+			if !ok {
+				continue
+			}
+			good := len(fields) > 0
+			if !good {
+				r.errorf(k, "%s must list at least one of %s; [\"name\"] shows the names alone", k.key, strings.Join(directoryFields, ", "))
+			}
+			for i, f := range fields {
+				if !slices.Contains(directoryFields, f) {
+					r.errorf(k, "%s[%d] %q must be one of %s", k.key, i, f, strings.Join(directoryFields, ", "))
+					good = false
+				}
+			}
+			if good {
+				d.IncludeFields = fields
+			}
+		case "selection_strategy":
+			if s, ok := r.enum(k, pinnedThenRecent, pinnedThenTop); ok {
+				d.Strategy = s
+			}
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(directoryKeys, ", "))
+		}
+	}
 }
 
 // limitKeys are the keys of a limits table, in the order messages list them.
@@ -1192,14 +1566,19 @@ func (c *Config) skillEnabled(name string) (bool, string) {
 }
 
 // Pack returns the grant for the named pack: its [packs.<name>] section, or
-// an enabled pack with nothing granted.
+// an enabled pack with nothing granted, stored at the [skill_discovery]
+// scope_mode (project when that is not set either).
 func (c *Config) Pack(name string) PackGrant {
+	g := defaultGrant()
 	if c != nil {
 		if g, ok := c.Packs[name]; ok {
 			return g
 		}
+		if def := c.SkillDiscovery.ScopeMode; def != "" {
+			g.ScopeMode = def
+		}
 	}
-	return defaultGrant()
+	return g
 }
 
 // fileName is the config file named in messages.
@@ -1316,6 +1695,15 @@ func (c *Config) String() string {
 	if c.Sandbox.Isolation != "" {
 		doc["sandbox"] = map[string]any{"isolation": c.Sandbox.Isolation}
 	}
+	if ts := toolSearchTOML(c.ToolSearch); len(ts) > 0 {
+		doc["tool_search"] = ts
+	}
+	if te := toolExamplesTOML(c.ToolExamples); len(te) > 0 {
+		doc["tool_examples"] = te
+	}
+	if sd := skillDiscoveryTOML(c.SkillDiscovery); len(sd) > 0 {
+		doc["skill_discovery"] = sd
+	}
 	if len(c.Packs) > 0 {
 		pk := map[string]any{}
 		for name, g := range c.Packs {
@@ -1328,6 +1716,59 @@ func (c *Config) String() string {
 		return "config: " + err.Error()
 	}
 	return b.String()
+}
+
+// setTOML puts the fields of a discovery section that are set into m.
+func setTOML(m map[string]any, fields ...any) map[string]any {
+	for i := 0; i+1 < len(fields); i += 2 {
+		key := fields[i].(string)
+		switch v := fields[i+1].(type) {
+		case *bool:
+			if v != nil {
+				m[key] = *v
+			}
+		case bool:
+			if v {
+				m[key] = true
+			}
+		case string:
+			if v != "" {
+				m[key] = v
+			}
+		case int:
+			if v != 0 {
+				m[key] = v
+			}
+		case []string:
+			if v != nil {
+				m[key] = v
+			}
+		}
+	}
+	return m
+}
+
+func toolSearchTOML(ts ToolSearchConfig) map[string]any {
+	return setTOML(map[string]any{}, "enabled", ts.Enabled, "default_loading_mode", ts.DefaultLoading,
+		"always_loaded_patterns", ts.AlwaysLoaded, "activation_scope", ts.ActivationScope,
+		"preferred_namespaces", ts.PreferredNamespaces, "rebuild_cache_on_init", ts.RebuildOnOpen,
+		"max_search_results", ts.MaxResults)
+}
+
+func toolExamplesTOML(te ToolExamplesConfig) map[string]any {
+	return setTOML(map[string]any{}, "enabled", te.Enabled, "max_examples_per_tool", te.MaxPerTool,
+		"include_descriptions", te.IncludeDescriptions)
+}
+
+func skillDiscoveryTOML(sd SkillDiscoveryConfig) map[string]any {
+	m := setTOML(map[string]any{}, "enabled", sd.Enabled, "max_tokens", sd.MaxTokens,
+		"redact_pii", sd.RedactPII, "scope_mode", sd.ScopeMode)
+	d := sd.Directory
+	if dir := setTOML(map[string]any{}, "enabled", d.Enabled, "max_entries", d.MaxEntries,
+		"include_fields", d.IncludeFields, "selection_strategy", d.Strategy); len(dir) > 0 {
+		m["directory"] = dir
+	}
+	return m
 }
 
 func skillTOML(sc SkillConfig) map[string]any {

@@ -103,7 +103,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"syntax", "[sources\nmax_depth = 1\n",
 			[]string{`skillhost.toml:1: invalid TOML: expected '.' or ']' to end table name, but got '\n' instead`}},
 		{"unknown top-level key", "colour = 1\n",
-			[]string{`skillhost.toml:1: unknown key "colour"; expected one of state_dir, sources, skills, packs, limits, sandbox`}},
+			[]string{`skillhost.toml:1: unknown key "colour"; expected one of state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery`}},
 		{"wrong types in sources", "[sources]\nmax_depth = \"3\"\nbundled = 1\ninstalled = \"/opt\"\n", []string{
 			`skillhost.toml:2: sources.max_depth must be an integer, got string`,
 			`skillhost.toml:3: sources.bundled must be true or false, got integer`,
@@ -202,6 +202,20 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`skillhost.toml:1: pack name "Bad" in [packs.Bad] must be lowercase letters and digits separated by single - or _`}},
 		{"unknown pack key", "[packs.core]\nallowed_host = []\n",
 			[]string{`skillhost.toml:2: unknown key "packs.core.allowed_host"; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, isolation, scope_mode, update_existing, pinned, config`}},
+		{"tool_search not a table", "tool_search = true\n",
+			[]string{`skillhost.toml:1: tool_search must be a table ([tool_search]), got boolean`}},
+		{"tool_examples not a table", "tool_examples = 3\n",
+			[]string{`skillhost.toml:1: tool_examples must be a table ([tool_examples]), got integer`}},
+		{"directory not a table", "[skill_discovery]\nmax_tokens = 2000\ndirectory = false\n",
+			[]string{`skillhost.toml:3: skill_discovery.directory must be a table ([skill_discovery.directory]), got boolean`}},
+		{"empty include_fields", "[skill_discovery.directory]\ninclude_fields = []\n",
+			[]string{`skillhost.toml:2: skill_discovery.directory.include_fields must list at least one of name, title, trigger, task_type; ["name"] shows the names alone`}},
+		{"skill discovery written under [skills]", "[skills]\nenabled = false\ncache_dir = \"x\"\n[skills.x]\nmodel = \"m\"\n", []string{
+			`skillhost.toml:2: skills.enabled is not a skill section: engine-wide skill settings go in [skill_discovery] (every table under [skills] configures the skill of its name)`,
+			`skillhost.toml:3: skills.cache_dir is not a skill section: engine-wide skill settings go in [skill_discovery] (every table under [skills] configures the skill of its name)`,
+		}},
+		{"always-loaded patterns", "[tool_search]\nalways_loaded_patterns = \"fs_*\"\n",
+			[]string{`skillhost.toml:2: tool_search.always_loaded_patterns must be an array of strings, got string`}},
 		{"datetime", "state_dir = 2024-01-01\n",
 			[]string{`skillhost.toml:1: state_dir must be a string, got datetime`}},
 		{"too large", "# " + strings.Repeat("x", maxConfigBytes) + "\n",
@@ -488,7 +502,10 @@ func TestConfigStringRoundTrip(t *testing.T) {
 	}
 	// Secrets come back as the redaction marker; everything else is equal.
 	if diff := cmp.Diff(cfg, back, cmp.Comparer(func(a, b Secret) bool { return true }),
-		cmp.AllowUnexported(SourcesConfig{}), cmpopts.IgnoreFields(SkillConfig{}, "Line"), cmpopts.IgnoreFields(PackGrant{}, "Line")); diff != "" {
+		cmp.AllowUnexported(SourcesConfig{}), cmpopts.IgnoreFields(SkillConfig{}, "Line"), cmpopts.IgnoreFields(PackGrant{}, "Line"),
+		// String writes every pack's scope_mode, so the default one comes
+		// back as set by the section.
+		cmpopts.IgnoreUnexported(PackGrant{})); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
@@ -549,4 +566,40 @@ model = "haiku"
 	// haiku
 	// map[PERPLEXITY_API_KEY:[redacted] UNRELATED_TOKEN:[redacted]]
 	// skill "maps" needs MAPS_KEY: add MAPS_KEY = "…" under [skills.maps] in skillhost.toml
+}
+
+// A pack's skills are stored at its section's scope_mode, else at the
+// [skill_discovery] one, else at project; ScopeModeSet tells the first
+// case from the others.
+func TestPackScopeModeDefault(t *testing.T) {
+	cfg, err := ParseConfig(ConfigFile, []byte(`
+[skill_discovery]
+scope_mode = "global"
+[packs.own]
+scope_mode = "tenant"
+[packs.plain]
+enabled = true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		pack, mode string
+		set        bool
+	}{{"own", ScopeTenant, true}, {"plain", ScopeGlobal, false}, {"nosection", ScopeGlobal, false}} {
+		if g := cfg.Pack(tt.pack); g.ScopeMode != tt.mode || g.ScopeModeSet() != tt.set {
+			t.Errorf("Pack(%q): scope %q set %t, want %q %t", tt.pack, g.ScopeMode, g.ScopeModeSet(), tt.mode, tt.set)
+		}
+	}
+	var none *Config
+	if g := none.Pack("x"); g.ScopeMode != ScopeProject || g.ScopeModeSet() {
+		t.Errorf("no config: %+v", g)
+	}
+	plain, err := ParseConfig(ConfigFile, []byte("[packs.plain]\nenabled = true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := plain.Pack("plain"); g.ScopeMode != ScopeProject || g.ScopeModeSet() {
+		t.Errorf("without [skill_discovery]: %+v", g)
+	}
 }

@@ -44,6 +44,9 @@ type RenderOptions struct {
 	// MaxExamples caps the examples per tool; 0 means
 	// DefaultMaxExamples.
 	MaxExamples int
+	// OmitExampleDescriptions shows each example's arguments without its
+	// description.
+	OmitExampleDescriptions bool
 }
 
 // emptyObjectSchema is the input schema of a tool that declares none.
@@ -321,7 +324,11 @@ func mcpAnnotations(d *packs.Tool) MCPToolAnnotations {
 // Examples tagged ExampleMinimal come first, then ExampleCommon, then
 // ExampleEdgeCase, then the rest, each group in declared order. It
 // returns "" for a tool without examples and for a hidden tool.
-func ExamplesBlock(t *Tool, n int) string {
+func ExamplesBlock(t *Tool, n int) string { return examplesBlock(t, n, true) }
+
+// examplesBlock is ExamplesBlock, with the examples' descriptions or
+// without.
+func examplesBlock(t *Tool, n int, descriptions bool) string {
 	if t == nil || t.Tool == nil || t.Hidden {
 		return ""
 	}
@@ -352,7 +359,7 @@ func ExamplesBlock(t *Tool, n int) string {
 		}
 		b.WriteByte('\n')
 		b.Write(args.Bytes())
-		if d := oneLineText(r.ex.Description); d != "" {
+		if d := oneLineText(r.ex.Description); d != "" && descriptions {
 			b.WriteString(" // ")
 			b.WriteString(d)
 		}
@@ -510,7 +517,7 @@ func describe(t *Tool, opts RenderOptions) string {
 	if !opts.Examples {
 		return t.Description
 	}
-	ex := ExamplesBlock(t, opts.MaxExamples)
+	ex := examplesBlock(t, opts.MaxExamples, !opts.OmitExampleDescriptions)
 	switch {
 	case ex == "":
 		return t.Description

@@ -348,6 +348,12 @@ func TestRenderExamplesOrder(t *testing.T) {
 			t.Errorf("clock_now description %q", tool.Function.Description)
 		}
 	}
+	// Without the examples' descriptions: the arguments alone.
+	for _, tool := range registry.MCPTools(visible, registry.RenderOptions{Examples: true, MaxExamples: 2, OmitExampleDescriptions: true}) {
+		if tool.Name == "word_count" && tool.Description != "Count the words of a text.\n\nExamples:\n{\"text\":\"one\"}\n{\"text\":\"one two three\"}" {
+			t.Errorf("word_count description without example descriptions %q", tool.Description)
+		}
+	}
 }
 
 func TestRenderAnthropicSearch(t *testing.T) {

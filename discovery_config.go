@@ -1,0 +1,252 @@
+package skillhost
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/skillhost/skillhost/index"
+	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/registry"
+)
+
+// ErrBadConfig is returned by Open for settings that cannot work: a value
+// out of range, an unknown mode, session activation without a session id
+// on a run.
+var ErrBadConfig = registry.ErrBadConfig
+
+// RenderOptions say how the renderings of a run's tools (registry.OpenAITools,
+// registry.AnthropicTools, registry.MCPTools and the others) show each
+// tool's examples; see registry.RenderOptions.
+type RenderOptions = registry.RenderOptions
+
+// ToolSearchConfig configures tool search, with Config.Catalog (loading
+// mode, always-loaded patterns, activation scope) and Config.Index
+// (preferred namespaces). The operator config's [tool_search] section
+// fills the fields left zero.
+type ToolSearchConfig struct {
+	// Disabled turns tool search off: every tool is in every run's
+	// catalog from the start (as if Catalog.AlwaysLoaded held "*"), and
+	// no tool named tool_search is registered. Engine.SearchTools still
+	// answers the embedder.
+	Disabled bool
+	// MaxResults caps the tools one search returns, 1 to index.MaxLimit:
+	// a query asking for more gets MaxResults, one asking for none the
+	// smaller of index.DefaultLimit and MaxResults. 0 means no cap below
+	// index.MaxLimit.
+	MaxResults int
+	// RebuildIndex rewrites the tool index when the engine opens, instead
+	// of updating the records whose hash changed (Engine.RebuildIndex at
+	// Open).
+	RebuildIndex bool
+}
+
+// SkillsConfig configures skill discovery, with Config.Index (redaction)
+// and the operator config's [packs.<name>] sections (scope_mode,
+// update_existing, pinned). The operator config's [skill_discovery]
+// section fills the fields left zero.
+type SkillsConfig struct {
+	// Disabled turns the model's skill discovery off: no tool named
+	// skill_search, skill_get or skill_list is registered, and
+	// Engine.Relevant and Engine.Directory return empty results. The
+	// skills are still loaded and indexed, and Engine.SearchSkills,
+	// GetSkills and ListSkills still answer the embedder.
+	Disabled bool
+	// MaxTokens is the token budget of Engine.Relevant when a request
+	// sets none: index.MinRelevantTokens to index.MaxRelevantTokens; 0
+	// means index.DefaultRelevantTokens.
+	MaxTokens int
+	// ScopeMode is where the skills of a pack whose [packs.<name>] section
+	// sets no scope_mode are stored: packs.ScopeProject (the default),
+	// packs.ScopeTenant or packs.ScopeGlobal, filled with Config.Scope's
+	// IDs.
+	ScopeMode string
+	// Directory is what Engine.Directory uses for the fields a request
+	// leaves zero.
+	Directory index.DirectoryConfig
+	// DisableDirectory makes Engine.Directory return an empty directory.
+	DisableDirectory bool
+}
+
+// withOperatorDiscovery returns cfg with the discovery settings of the
+// operator config op filled in where cfg leaves them zero, as
+// DefaultLimits are filled from [limits]: a field the embedder sets wins
+// over the file. It checks the result.
+func withOperatorDiscovery(cfg Config, op *packs.Config) (Config, error) {
+	ts, te, sd := op.ToolSearch, op.ToolExamples, op.SkillDiscovery
+	off := func(b *bool) bool { return b != nil && !*b }
+	on := func(b *bool) bool { return b != nil && *b }
+
+	cat := &cfg.Catalog
+	if cat.DefaultLoading == "" {
+		cat.DefaultLoading = ts.DefaultLoading
+	}
+	if len(cat.AlwaysLoaded) == 0 {
+		cat.AlwaysLoaded = slices.Clone(ts.AlwaysLoaded)
+	}
+	if cat.ActivationScope == "" {
+		cat.ActivationScope = ts.ActivationScope
+	}
+	cfg.ToolSearch.Disabled = cfg.ToolSearch.Disabled || off(ts.Enabled)
+	if cfg.ToolSearch.MaxResults == 0 {
+		cfg.ToolSearch.MaxResults = ts.MaxResults
+	}
+	cfg.ToolSearch.RebuildIndex = cfg.ToolSearch.RebuildIndex || ts.RebuildOnOpen
+
+	idx := index.Options{}
+	if cfg.Index != nil {
+		idx = *cfg.Index
+	}
+	if len(idx.PreferredNamespaces) == 0 {
+		idx.PreferredNamespaces = slices.Clone(ts.PreferredNamespaces)
+	}
+	idx.DisableRedaction = idx.DisableRedaction || off(sd.RedactPII)
+	cfg.Index = &idx
+
+	ex := &cfg.ToolExamples
+	ex.Examples = ex.Examples || on(te.Enabled)
+	if ex.MaxExamples == 0 {
+		ex.MaxExamples = te.MaxPerTool
+	}
+	ex.OmitExampleDescriptions = ex.OmitExampleDescriptions || off(te.IncludeDescriptions)
+
+	sk := &cfg.Skills
+	sk.Disabled = sk.Disabled || off(sd.Enabled)
+	if sk.MaxTokens == 0 {
+		sk.MaxTokens = sd.MaxTokens
+	}
+	dir := &sk.Directory
+	if dir.MaxEntries == 0 {
+		dir.MaxEntries = sd.Directory.MaxEntries
+	}
+	if len(dir.IncludeFields) == 0 {
+		dir.IncludeFields = slices.Clone(sd.Directory.IncludeFields)
+	}
+	if dir.Strategy == "" {
+		dir.Strategy = sd.Directory.Strategy
+	}
+	sk.DisableDirectory = sk.DisableDirectory || off(sd.Directory.Enabled)
+
+	// Switched off: every tool in view, and the model's discovery tools
+	// gone from the registry.
+	if cfg.ToolSearch.Disabled {
+		cat.AlwaysLoaded = append(slices.Clip(cat.AlwaysLoaded), "*")
+		cfg.ToolPolicy.Deny = append(slices.Clip(cfg.ToolPolicy.Deny), registry.ToolSearchName)
+	}
+	if sk.Disabled {
+		cfg.ToolPolicy.Deny = append(slices.Clip(cfg.ToolPolicy.Deny),
+			registry.SkillSearchName, registry.SkillGetName, registry.SkillListName)
+	}
+	return cfg, checkDiscovery(cfg)
+}
+
+// checkDiscovery reports the discovery settings no request could use.
+// The catalog settings are checked by the registry.
+func checkDiscovery(cfg Config) error {
+	if n := cfg.ToolSearch.MaxResults; n < 0 || n > index.MaxLimit {
+		return fmt.Errorf("%w: ToolSearch.MaxResults %d, want 1..%d (0: no cap)", ErrBadConfig, n, index.MaxLimit)
+	}
+	if n := cfg.ToolExamples.MaxExamples; n < 0 {
+		return fmt.Errorf("%w: ToolExamples.MaxExamples %d, want at least 1 (0: %d)", ErrBadConfig, n, registry.DefaultMaxExamples)
+	}
+	if n := cfg.Skills.MaxTokens; n != 0 && (n < index.MinRelevantTokens || n > index.MaxRelevantTokens) {
+		return fmt.Errorf("%w: Skills.MaxTokens %d, want %d..%d (0: %d)", ErrBadConfig, n,
+			index.MinRelevantTokens, index.MaxRelevantTokens, index.DefaultRelevantTokens)
+	}
+	switch cfg.Skills.ScopeMode {
+	case "", packs.ScopeProject, packs.ScopeTenant, packs.ScopeGlobal:
+	default:
+		return fmt.Errorf("%w: Skills.ScopeMode %q, want %q, %q or %q", ErrBadConfig, cfg.Skills.ScopeMode,
+			packs.ScopeProject, packs.ScopeTenant, packs.ScopeGlobal)
+	}
+	d := cfg.Skills.Directory
+	if d.MaxEntries < 0 || d.MaxEntries > index.MaxDirectoryEntries {
+		return fmt.Errorf("%w: Skills.Directory.MaxEntries %d, want 1..%d (0: %d)", index.ErrBadDirectoryConfig, d.MaxEntries,
+			index.MaxDirectoryEntries, index.DefaultDirectoryEntries)
+	}
+	for _, f := range d.IncludeFields {
+		if !slices.Contains(index.DirectoryFields, f) {
+			return fmt.Errorf("%w: Skills.Directory.IncludeFields has %q, want some of %v", index.ErrBadDirectoryConfig, f, index.DirectoryFields)
+		}
+	}
+	switch d.Strategy {
+	case "", index.DirectoryPinnedThenRecent, index.DirectoryPinnedThenTop:
+	default:
+		return fmt.Errorf("%w: Skills.Directory.Strategy %q, want %q or %q", index.ErrBadDirectoryConfig, d.Strategy,
+			index.DirectoryPinnedThenRecent, index.DirectoryPinnedThenTop)
+	}
+	return nil
+}
+
+// RenderOptions returns how the renderings of a run's tools should show
+// their examples: Config.ToolExamples, filled from the operator config's
+// [tool_examples]. Pass it to the registry's renderings:
+//
+//	run, _ := e.NewRun(rc, nil)
+//	tools := registry.OpenAITools(run.Tools(), e.RenderOptions())
+func (e *Engine) RenderOptions() RenderOptions { return e.cfg.ToolExamples }
+
+// toolQuery holds q to ToolSearch.MaxResults. A limit above index.MaxLimit
+// is left for the index to refuse.
+func (e *Engine) toolQuery(q index.ToolQuery) index.ToolQuery {
+	max := e.cfg.ToolSearch.MaxResults
+	switch {
+	case max == 0:
+	case q.Limit == 0:
+		q.Limit = min(index.DefaultLimit, max)
+	case q.Limit > max && q.Limit <= index.MaxLimit:
+		q.Limit = max
+	}
+	return q
+}
+
+// relevantRequest fills r's token budget from Config.Skills and reports
+// whether skill discovery is off, when nothing is retrieved.
+func (e *Engine) relevantRequest(r *index.RelevantRequest) (off bool) {
+	if r.MaxTokens == 0 {
+		r.MaxTokens = e.cfg.Skills.MaxTokens
+	}
+	return e.cfg.Skills.Disabled
+}
+
+// noSkills is what Relevant answers when skill discovery is off.
+func noSkills() *index.RelevantResult {
+	return &index.RelevantResult{Skills: []index.SkillDoc{}}
+}
+
+// directoryConfig fills the fields d leaves zero from
+// Config.Skills.Directory and reports whether the directory is off.
+func (e *Engine) directoryConfig(d *index.DirectoryConfig) (off bool) {
+	def := e.cfg.Skills.Directory
+	if d.MaxEntries == 0 {
+		d.MaxEntries = def.MaxEntries
+	}
+	if len(d.IncludeFields) == 0 {
+		d.IncludeFields = def.IncludeFields
+	}
+	if d.Strategy == "" {
+		d.Strategy = def.Strategy
+	}
+	if d.VisibleTool == nil {
+		d.VisibleTool = def.VisibleTool
+	}
+	if len(d.KnownTools) == 0 {
+		d.KnownTools = def.KnownTools
+	}
+	return e.cfg.Skills.Disabled || e.cfg.Skills.DisableDirectory
+}
+
+// noDirectory is what Directory answers when the directory is off: no
+// entries, rendered as "".
+func noDirectory() *index.Directory {
+	return &index.Directory{Entries: []index.DirectoryEntry{}}
+}
+
+// packScopeMode is the scope mode a pack's skills are stored at: its
+// section's, else Config.Skills.ScopeMode, else the operator config's
+// [skill_discovery] one (already in g), else project.
+func (e *Engine) packScopeMode(g packs.PackGrant) string {
+	if !g.ScopeModeSet() && e.cfg.Skills.ScopeMode != "" {
+		return e.cfg.Skills.ScopeMode
+	}
+	return g.ScopeMode
+}
