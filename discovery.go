@@ -65,9 +65,6 @@ func indexTools(reg *registry.Registry) []index.Tool {
 			Tags: t.Tags, Params: schemaParams(t.InputSchema), LoadingMode: t.Loading,
 			SideEffects: sideEffectClass(t.Tool),
 		}
-		if it.LoadingMode == "" {
-			it.LoadingMode = index.LoadingDeferred
-		}
 		for _, ex := range t.Examples {
 			if ex.Description != "" {
 				it.Examples = append(it.Examples, ex.Description)
@@ -163,19 +160,19 @@ func (e *Engine) syncSkills(ctx context.Context, l *loaded) error {
 func (e *Engine) packScope(mode string) index.Scope {
 	t, p := e.cfg.Scope.TenantID, e.cfg.Scope.ProjectID
 	switch {
-	case mode == index.ScopeProject && p != "":
-		return index.Scope{Mode: index.ScopeProject, TenantID: t, ProjectID: p}
-	case (mode == index.ScopeProject || mode == index.ScopeTenant) && t != "":
-		return index.Scope{Mode: index.ScopeTenant, TenantID: t}
+	case mode == packs.ScopeProject && p != "":
+		return index.Scope{Mode: packs.ScopeProject, TenantID: t, ProjectID: p}
+	case (mode == packs.ScopeProject || mode == packs.ScopeTenant) && t != "":
+		return index.Scope{Mode: packs.ScopeTenant, TenantID: t}
 	}
-	return index.Scope{Mode: index.ScopeGlobal}
+	return index.Scope{Mode: packs.ScopeGlobal}
 }
 
 // storeScopes are the scopes packScope can give.
 func (e *Engine) storeScopes() []index.Scope {
 	seen := map[index.Scope]bool{}
 	var out []index.Scope
-	for _, m := range []string{index.ScopeGlobal, index.ScopeTenant, index.ScopeProject} {
+	for _, m := range []string{packs.ScopeGlobal, packs.ScopeTenant, packs.ScopeProject} {
 		if sc := e.packScope(m); !seen[sc] {
 			seen[sc] = true
 			out = append(out, sc)

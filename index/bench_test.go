@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // The benchmarks search generated catalogues: words from a deterministic
@@ -121,9 +123,9 @@ func genTools(n int, seed uint64) []Tool {
 		}
 		seen[name] = true
 		t := Tool{Name: name, Description: w.text(6, 18), Namespace: fmt.Sprintf("pack%02d", w.r.IntN(20)),
-			Tags: w.list(1, 3), SideEffects: sides[w.r.IntN(len(sides))], LoadingMode: LoadingDeferred}
+			Tags: w.list(1, 3), SideEffects: sides[w.r.IntN(len(sides))], LoadingMode: packs.LoadingDeferred}
 		if w.r.IntN(5) == 0 {
-			t.LoadingMode = LoadingAlways
+			t.LoadingMode = packs.LoadingAlways
 		}
 		for range 1 + w.r.IntN(3) {
 			t.Params = append(t.Params, Param{Name: w.word() + "_" + w.word(), Description: w.text(3, 8)})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/evalset"
+	"github.com/skillhost/skillhost/packs"
 )
 
 // evalDir holds the project's retrieval evaluation set.
@@ -71,7 +72,7 @@ func loadEvalSet(t testing.TB, sets ...string) ([]evalset.Tool, []evalset.Query)
 func evalTools(cat []evalset.Tool) []Tool {
 	out := make([]Tool, len(cat))
 	for i, c := range cat {
-		t := Tool{Name: c.Name, Description: c.Description, LoadingMode: LoadingDeferred}
+		t := Tool{Name: c.Name, Description: c.Description, LoadingMode: packs.LoadingDeferred}
 		for _, p := range c.Params {
 			t.Params = append(t.Params, Param{Name: p.Name, Description: p.Description})
 		}

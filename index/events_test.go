@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // seedEventFields are the fields the discovery contract lists for each
@@ -25,7 +27,7 @@ var seedEventFields = map[string][]string{
 func TestEventsCarryContractFields(t *testing.T) {
 	s, log := retrievalStore(t, nil)
 	ctx := context.Background()
-	if _, err := s.SyncTools(ctx, []Tool{{Name: "web_fetch", Description: "Fetch a web page", LoadingMode: LoadingDeferred}}); err != nil {
+	if _, err := s.SyncTools(ctx, []Tool{{Name: "web_fetch", Description: "Fetch a web page", LoadingMode: packs.LoadingDeferred}}); err != nil {
 		t.Fatal(err)
 	}
 	login := loginSkill()
@@ -41,7 +43,7 @@ func TestEventsCarryContractFields(t *testing.T) {
 	if _, err := s.GetSkills(ctx, SkillGetRequest{Names: []string{login.Name, "pack.core.nothing"}, MaxTokens: 300}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ListSkills(ctx, SkillListRequest{TaskType: "browser", Origin: OriginPack, ScopeMode: ScopeGlobal}); err != nil {
+	if _, err := s.ListSkills(ctx, SkillListRequest{TaskType: "browser", Origin: OriginPack, ScopeMode: packs.ScopeGlobal}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Relevant(ctx, RelevantRequest{Task: "log in with a username and password", TopK: 2}); err != nil {
@@ -89,7 +91,7 @@ func TestEventsCarryContractFields(t *testing.T) {
 		t.Errorf("skill_get names = %v", got)
 	}
 	filters := log.last(t, EventSkillList).Fields["filters"].(map[string]any)
-	for k, want := range map[string]any{"task_type": "browser", "origin": OriginPack, "scope": ScopeGlobal} {
+	for k, want := range map[string]any{"task_type": "browser", "origin": OriginPack, "scope": packs.ScopeGlobal} {
 		if filters[k] != want {
 			t.Errorf("skill_list filters[%s] = %v, want %v", k, filters[k], want)
 		}

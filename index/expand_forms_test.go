@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // TestExpansionSmallCatalogue: on a small catalogue where most tools
@@ -23,7 +25,7 @@ func TestExpansionSmallCatalogue(t *testing.T) {
 		{Name: "hash", Description: "Compute the SHA-256 or SHA-512 digest of a text, as hex."},
 	}
 	for i := range tools {
-		tools[i].LoadingMode = LoadingDeferred
+		tools[i].LoadingMode = packs.LoadingDeferred
 	}
 	if _, err := s.SyncTools(context.Background(), tools); err != nil {
 		t.Fatal(err)

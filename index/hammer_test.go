@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // TestHammerConcurrentUse runs searches, syncs and pack loads from many
@@ -18,7 +20,7 @@ func TestHammerConcurrentUse(t *testing.T) {
 		var tools []Tool
 		for i := range 40 {
 			tools = append(tools, Tool{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("hammer version%d item", v),
-				LoadingMode: LoadingDeferred, SideEffects: "read"})
+				LoadingMode: packs.LoadingDeferred, SideEffects: "read"})
 		}
 		return tools
 	}

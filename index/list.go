@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // Limits of ListSkills.
@@ -28,7 +30,7 @@ type SkillListRequest struct {
 	// Origin filters on OriginPack or OriginLearned; "" lists all.
 	Origin string
 	// ScopeMode filters on where the listed skills are stored:
-	// ScopeProject, ScopeTenant or ScopeGlobal; "" lists all. It narrows
+	// packs.ScopeProject, packs.ScopeTenant or packs.ScopeGlobal; "" lists all. It narrows
 	// what Scope sees and never widens it: a project skill is listed only
 	// to a caller of that project.
 	ScopeMode string
@@ -90,7 +92,7 @@ func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListR
 		return nil, fmt.Errorf("%w: got %q", ErrBadOrigin, r.Origin)
 	}
 	switch r.ScopeMode {
-	case "", ScopeProject, ScopeTenant, ScopeGlobal:
+	case "", packs.ScopeProject, packs.ScopeTenant, packs.ScopeGlobal:
 	default:
 		return nil, fmt.Errorf("%w: scope filter %q, want \"project\", \"tenant\", \"global\" or empty", ErrBadScope, r.ScopeMode)
 	}

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 func TestListSkillsPages(t *testing.T) {
@@ -101,7 +103,7 @@ func TestListSkillsFilters(t *testing.T) {
 	if n := utf8.RuneCountInString(e.Trigger); n > listTriggerLen || !strings.HasSuffix(e.Trigger, ellipsis) {
 		t.Errorf("trigger not shortened (%d characters): %q", n, e.Trigger)
 	}
-	if want := (SkillListEntry{Name: "a.browser.pack", Trigger: e.Trigger, TaskType: "browser", Origin: OriginPack, ScopeMode: ScopeGlobal}); e != want {
+	if want := (SkillListEntry{Name: "a.browser.pack", Trigger: e.Trigger, TaskType: "browser", Origin: OriginPack, ScopeMode: packs.ScopeGlobal}); e != want {
 		t.Errorf("entry = %+v, want %+v", e, want)
 	}
 	if !res.HasMore || res.Total != 4 {
@@ -177,7 +179,7 @@ func TestListSkillsScopeFilter(t *testing.T) {
 	}
 	for caller, sc := range worldScopes {
 		vis := visibleMarkers[caller]
-		for _, mode := range []string{ScopeProject, ScopeTenant, ScopeGlobal} {
+		for _, mode := range []string{packs.ScopeProject, packs.ScopeTenant, packs.ScopeGlobal} {
 			t.Run(caller+"/"+mode, func(t *testing.T) {
 				res, err := w.s.ListSkills(ctx, SkillListRequest{ScopeMode: mode, Scope: sc, PageSize: MaxPageSize})
 				if err != nil {

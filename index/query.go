@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // Search types.
@@ -822,7 +824,7 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 				return nil, nil
 			}
 			return s.nameIter(snap, key, terms, func(e *snapEntry) bool {
-				return q.IncludeAlwaysLoaded || e.loading != LoadingAlways
+				return q.IncludeAlwaysLoaded || e.loading != packs.LoadingAlways
 			}), nil
 		},
 		memText: func(ctx context.Context, rd *readTx, query string, need int, seen map[string]bool) ([]*hit, bool, error) {
@@ -840,7 +842,7 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 			sc := newTermScorer(expandQuery(splitWords(query), snap.text))
 			hits := s.textSearch(snap, sc, need, func(doc int32) bool {
 				e := &snap.entries[doc]
-				return (q.IncludeAlwaysLoaded || e.loading != LoadingAlways) && !seen[e.name]
+				return (q.IncludeAlwaysLoaded || e.loading != packs.LoadingAlways) && !seen[e.name]
 			}, func(e *snapEntry) bool { return q.Visible == nil || q.Visible(e.name) })
 			return hits, true, nil
 		},
@@ -925,7 +927,7 @@ func (s *Store) regexTools(ctx context.Context, req searchReq, q ToolQuery) ([]*
 	var hits []*hit
 	for i := range snap.entries {
 		e := &snap.entries[i]
-		if e.gone || (!q.IncludeAlwaysLoaded && e.loading == LoadingAlways) {
+		if e.gone || (!q.IncludeAlwaysLoaded && e.loading == packs.LoadingAlways) {
 			continue
 		}
 		sc := req.re.score(e.name, e.text...)

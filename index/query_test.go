@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 func names(hits []ToolHit) []string {
@@ -67,7 +69,7 @@ func TestDefaultLimitIsEight(t *testing.T) {
 	s := openTest(t, nil)
 	var tools []Tool
 	for i := range 30 {
-		tools = append(tools, Tool{Name: fmt.Sprintf("tool_%02d", i), Description: "shared words", LoadingMode: LoadingDeferred})
+		tools = append(tools, Tool{Name: fmt.Sprintf("tool_%02d", i), Description: "shared words", LoadingMode: packs.LoadingDeferred})
 	}
 	mustSync(t, s, tools)
 	for _, st := range []string{SearchFTS, SearchRegex} {
@@ -83,12 +85,12 @@ func TestDefaultLimitIsEight(t *testing.T) {
 func TestRegexScores(t *testing.T) {
 	s := openTest(t, nil)
 	mustSync(t, s, []Tool{
-		{Name: "read_file", Description: "Read a file", LoadingMode: LoadingDeferred},
-		{Name: "read_file_lines", Description: "Read some lines", LoadingMode: LoadingDeferred},
-		{Name: "bulk_read_file", Description: "Read many", LoadingMode: LoadingDeferred},
-		{Name: "cat", Description: "Print a file via read_file semantics", LoadingMode: LoadingDeferred},
-		{Name: "tagged", Description: "nothing", Tags: []string{"read_file"}, LoadingMode: LoadingDeferred},
-		{Name: "unrelated", Description: "nothing", LoadingMode: LoadingDeferred},
+		{Name: "read_file", Description: "Read a file", LoadingMode: packs.LoadingDeferred},
+		{Name: "read_file_lines", Description: "Read some lines", LoadingMode: packs.LoadingDeferred},
+		{Name: "bulk_read_file", Description: "Read many", LoadingMode: packs.LoadingDeferred},
+		{Name: "cat", Description: "Print a file via read_file semantics", LoadingMode: packs.LoadingDeferred},
+		{Name: "tagged", Description: "nothing", Tags: []string{"read_file"}, LoadingMode: packs.LoadingDeferred},
+		{Name: "unrelated", Description: "nothing", LoadingMode: packs.LoadingDeferred},
 	})
 	res := search(t, s, ToolQuery{Query: "READ_file", SearchType: SearchRegex})
 	got := map[string]float64{}
@@ -136,11 +138,11 @@ func TestExactSearch(t *testing.T) {
 func TestFTSNameMatchesRankFirst(t *testing.T) {
 	s := openTest(t, nil)
 	tools := []Tool{
-		{Name: "search", Description: "generic", LoadingMode: LoadingDeferred},
-		{Name: "web_search", Description: "Search the web. Search search search engines for search results", LoadingMode: LoadingDeferred},
-		{Name: "web_search_news", Description: "news", LoadingMode: LoadingDeferred},
-		{Name: "webSearchImages", Description: "images", LoadingMode: LoadingDeferred},
-		{Name: "news_digest", Description: "web search digest of the news about web search", LoadingMode: LoadingDeferred},
+		{Name: "search", Description: "generic", LoadingMode: packs.LoadingDeferred},
+		{Name: "web_search", Description: "Search the web. Search search search engines for search results", LoadingMode: packs.LoadingDeferred},
+		{Name: "web_search_news", Description: "news", LoadingMode: packs.LoadingDeferred},
+		{Name: "webSearchImages", Description: "images", LoadingMode: packs.LoadingDeferred},
+		{Name: "news_digest", Description: "web search digest of the news about web search", LoadingMode: packs.LoadingDeferred},
 	}
 	mustSync(t, s, tools)
 	cases := []struct {
@@ -222,7 +224,7 @@ func TestTieOrder(t *testing.T) {
 		{Name: "a_zz", Namespace: "a", SideEffects: "pure"},
 	}
 	for i := range tools {
-		tools[i].LoadingMode = LoadingDeferred
+		tools[i].LoadingMode = packs.LoadingDeferred
 	}
 	mustSync(t, s, tools)
 	res := search(t, s, ToolQuery{Query: "_zz", SearchType: SearchRegex, Limit: 20})
@@ -264,7 +266,7 @@ func TestVisibleAppliedBeforeLimit(t *testing.T) {
 		if i < 150 {
 			desc = "common common common target" // ranks these first
 		}
-		tools = append(tools, Tool{Name: fmt.Sprintf("t%03d", i), Description: desc, LoadingMode: LoadingDeferred})
+		tools = append(tools, Tool{Name: fmt.Sprintf("t%03d", i), Description: desc, LoadingMode: packs.LoadingDeferred})
 	}
 	mustSync(t, s, tools)
 	visible := func(n string) bool { return n >= "t150" || n == "t007" }
@@ -293,7 +295,7 @@ func TestDeniedToolNeverLeaks(t *testing.T) {
 	for _, fts := range []bool{true, false} {
 		s := openTest(t, &Options{DisableFTS: !fts})
 		tools := append(sampleTools(), Tool{Name: "secret_admin_tool", Description: "Delete every user account",
-			Tags: []string{"admin"}, LoadingMode: LoadingDeferred, SideEffects: "stateful"})
+			Tags: []string{"admin"}, LoadingMode: packs.LoadingDeferred, SideEffects: "stateful"})
 		mustSync(t, s, tools)
 		visible := func(n string) bool { return n != "secret_admin_tool" }
 		queries := []string{"secret_admin_tool", "secret", "secret_admin", "admin", "delete user account",
@@ -324,7 +326,7 @@ func TestDeniedToolNeverLeaks(t *testing.T) {
 // none may fail, and syntax characters only ever act as word separators.
 func TestQueryTextIsNeverFTSSyntax(t *testing.T) {
 	s := openTest(t, nil)
-	mustSync(t, s, append(sampleTools(), Tool{Name: "near_and_or", Description: "name NEAR and OR not", LoadingMode: LoadingDeferred}))
+	mustSync(t, s, append(sampleTools(), Tool{Name: "near_and_or", Description: "name NEAR and OR not", LoadingMode: packs.LoadingDeferred}))
 	queries := []string{
 		`"`, `""`, `"web`, `web"search`, `name:foo`, `description:web`, `{name description}: web`, `NEAR(web search)`,
 		`NEAR(web search, 2)`, `web AND search`, `web OR`, `OR`, `AND`, `NOT`, `NOT web`, `web NOT search`, `*`, `web*`,
@@ -439,9 +441,9 @@ func randomCatalog(r *rand.Rand, n int) []Tool {
 		for range r.IntN(8) {
 			desc = append(desc, vocab[r.IntN(len(vocab))])
 		}
-		mode := LoadingDeferred
+		mode := packs.LoadingDeferred
 		if r.IntN(5) == 0 {
-			mode = LoadingAlways
+			mode = packs.LoadingAlways
 		}
 		tools = append(tools, Tool{Name: name, Description: strings.Join(desc, " "), Namespace: nss[r.IntN(len(nss))],
 			SideEffects: sides[r.IntN(len(sides))], LoadingMode: mode, Tags: []string{vocab[r.IntN(len(vocab))]}})
@@ -528,9 +530,9 @@ func TestSnapshotNamesMatchSQL(t *testing.T) {
 	// Many names with one prefix, for the cached large-range path.
 	for i := range 2 * largeRange {
 		tools = append(tools, Tool{Name: fmt.Sprintf("bulk_item_%03d", i), Namespace: []string{"a", "b", "c", ""}[i%4],
-			SideEffects: []string{"pure", "read", "write"}[i%3], LoadingMode: []string{LoadingDeferred, LoadingAlways}[i%5/4]})
+			SideEffects: []string{"pure", "read", "write"}[i%3], LoadingMode: []string{packs.LoadingDeferred, packs.LoadingAlways}[i%5/4]})
 	}
-	tools = append(tools, Tool{Name: "bulk", LoadingMode: LoadingDeferred}, Tool{Name: "BulkItem", LoadingMode: LoadingDeferred})
+	tools = append(tools, Tool{Name: "bulk", LoadingMode: packs.LoadingDeferred}, Tool{Name: "BulkItem", LoadingMode: packs.LoadingDeferred})
 	mustSync(t, s, tools)
 	for i, sc := range []Scope{{}, {TenantID: "t1"}, {TenantID: "t1", ProjectID: "p1"}, {ProjectID: "p1"}} {
 		var skills []Skill
@@ -602,8 +604,8 @@ func TestLoadingModeChangeMovesRowidRange(t *testing.T) {
 	if id := idOf("read_file"); id >= alwaysBase {
 		t.Errorf("deferred tool has rowid %d", id)
 	}
-	tools[4].LoadingMode = LoadingDeferred // slugify
-	tools[2].LoadingMode = LoadingAlways   // read_file
+	tools[4].LoadingMode = packs.LoadingDeferred // slugify
+	tools[2].LoadingMode = packs.LoadingAlways   // read_file
 	rep := mustSync(t, s, tools)
 	if d := cmp.Diff([]string{"read_file", "slugify"}, rep.Changed); d != "" {
 		t.Errorf("changed (-want +got):\n%s", d)

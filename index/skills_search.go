@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // SkillQuery is a skill search request.
@@ -160,12 +162,12 @@ const scopeIDSQL = `SELECT id FROM skill_scopes WHERE scope_mode = ? AND scope_t
 // skillRanges returns the rowid ranges of the skills a caller sees, as
 // arguments of skillRangesCond.
 func (s *Store) skillRanges(ctx context.Context, rd *readTx, q SkillQuery) ([]any, error) {
-	scopes := []Scope{{Mode: ScopeGlobal}}
+	scopes := []Scope{{Mode: packs.ScopeGlobal}}
 	if q.Scope.TenantID != "" {
-		scopes = append(scopes, Scope{Mode: ScopeTenant, TenantID: q.Scope.TenantID})
+		scopes = append(scopes, Scope{Mode: packs.ScopeTenant, TenantID: q.Scope.TenantID})
 	}
 	if q.Scope.ProjectID != "" {
-		scopes = append(scopes, Scope{Mode: ScopeProject, TenantID: q.Scope.TenantID, ProjectID: q.Scope.ProjectID})
+		scopes = append(scopes, Scope{Mode: packs.ScopeProject, TenantID: q.Scope.TenantID, ProjectID: q.Scope.ProjectID})
 	}
 	args := make([]any, 0, 6)
 	for _, sc := range scopes {
@@ -296,11 +298,11 @@ func (snap *snapshot) shadowed(sc Scope, name, mode string) bool {
 func maxSpecificity(sc Scope) int {
 	switch {
 	case sc.ProjectID != "":
-		return scopeSpecificity(ScopeProject)
+		return scopeSpecificity(packs.ScopeProject)
 	case sc.TenantID != "":
-		return scopeSpecificity(ScopeTenant)
+		return scopeSpecificity(packs.ScopeTenant)
 	}
-	return scopeSpecificity(ScopeGlobal)
+	return scopeSpecificity(packs.ScopeGlobal)
 }
 
 // unshadowSQL lists the scopes a caller sees a set of names in, looking
@@ -412,11 +414,11 @@ func dedupeNames(hs []*hit) []*hit {
 // a skill stored with mode, tenant and project.
 func visibleTo(sc Scope, mode, tenant, project string) bool {
 	switch mode {
-	case ScopeGlobal:
+	case packs.ScopeGlobal:
 		return true
-	case ScopeTenant:
+	case packs.ScopeTenant:
 		return sc.TenantID != "" && tenant == sc.TenantID
-	case ScopeProject:
+	case packs.ScopeProject:
 		return sc.ProjectID != "" && tenant == sc.TenantID && project == sc.ProjectID
 	}
 	return false

@@ -11,13 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// Scope modes.
-const (
-	ScopeProject = "project"
-	ScopeTenant  = "tenant"
-	ScopeGlobal  = "global"
+	"github.com/skillhost/skillhost/packs"
 )
 
 // Scope says where a skill lives, or, in a request, who is asking.
@@ -109,26 +104,26 @@ func normScope(sc Scope) (Scope, error) {
 	if mode == "" {
 		switch {
 		case sc.ProjectID != "":
-			mode = ScopeProject
+			mode = packs.ScopeProject
 		case sc.TenantID != "":
-			mode = ScopeTenant
+			mode = packs.ScopeTenant
 		default:
-			mode = ScopeGlobal
+			mode = packs.ScopeGlobal
 		}
 	}
 	switch mode {
-	case ScopeGlobal:
+	case packs.ScopeGlobal:
 		if sc.TenantID != "" || sc.ProjectID != "" {
 			return Scope{}, fmt.Errorf("%w: a global scope has no tenant_id or project_id (got %q, %q)", ErrBadScope, sc.TenantID, sc.ProjectID)
 		}
-	case ScopeTenant:
+	case packs.ScopeTenant:
 		if sc.TenantID == "" {
 			return Scope{}, fmt.Errorf("%w: a tenant scope needs a tenant_id", ErrBadScope)
 		}
 		if sc.ProjectID != "" {
 			return Scope{}, fmt.Errorf("%w: a tenant scope has no project_id (got %q); use mode \"project\"", ErrBadScope, sc.ProjectID)
 		}
-	case ScopeProject:
+	case packs.ScopeProject:
 		if sc.ProjectID == "" {
 			return Scope{}, fmt.Errorf("%w: a project scope needs a project_id", ErrBadScope)
 		}
@@ -141,7 +136,7 @@ func normScope(sc Scope) (Scope, error) {
 // checkRequestScope validates the scope of a request: a known mode or none.
 func checkRequestScope(sc Scope) error {
 	switch sc.Mode {
-	case "", ScopeGlobal, ScopeTenant, ScopeProject:
+	case "", packs.ScopeGlobal, packs.ScopeTenant, packs.ScopeProject:
 		return nil
 	}
 	return fmt.Errorf("%w: mode %q, want \"project\", \"tenant\", \"global\" or empty", ErrBadScope, sc.Mode)
@@ -178,9 +173,9 @@ func scopeWhereAlias(sc Scope, alias string) (string, []any) {
 // specific one with the same skill name.
 func scopeSpecificity(mode string) int {
 	switch mode {
-	case ScopeProject:
+	case packs.ScopeProject:
 		return 2
-	case ScopeTenant:
+	case packs.ScopeTenant:
 		return 1
 	}
 	return 0

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 func packSkills() []Skill {
@@ -209,7 +211,7 @@ func TestPutSkillReplacesAndKeepsStats(t *testing.T) {
 	if got.Trigger != "parse ISO 8601 dates" || got.UseCount != 7 || !got.CreatedAt.Equal(first.CreatedAt) || !got.UpdatedAt.After(first.UpdatedAt) {
 		t.Errorf("replaced skill: %+v", got)
 	}
-	if got.Origin != OriginLearned || got.Scope != (Scope{Mode: ScopeTenant, TenantID: "acme"}) {
+	if got.Origin != OriginLearned || got.Scope != (Scope{Mode: packs.ScopeTenant, TenantID: "acme"}) {
 		t.Errorf("origin and scope: %+v", got)
 	}
 	res, err := s.SearchSkills(ctx, SkillQuery{Query: "8601", Scope: sc})

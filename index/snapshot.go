@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // A snapshot is an in-memory copy of the searchable fields of every tool or
@@ -322,12 +324,12 @@ func (snap *snapshot) addFilters(from int) {
 // numbers of the caller's global, tenant and project scopes (0 for none
 // stored), and the task type's index (-1: any).
 func (snap *snapshot) scopeFilter(sc Scope, taskType string) (ids [3]uint32, typ int) {
-	ids[0] = snap.scopes[Scope{Mode: ScopeGlobal}]
+	ids[0] = snap.scopes[Scope{Mode: packs.ScopeGlobal}]
 	if sc.TenantID != "" {
-		ids[1] = snap.scopes[Scope{Mode: ScopeTenant, TenantID: sc.TenantID}]
+		ids[1] = snap.scopes[Scope{Mode: packs.ScopeTenant, TenantID: sc.TenantID}]
 	}
 	if sc.ProjectID != "" {
-		ids[2] = snap.scopes[Scope{Mode: ScopeProject, TenantID: sc.TenantID, ProjectID: sc.ProjectID}]
+		ids[2] = snap.scopes[Scope{Mode: packs.ScopeProject, TenantID: sc.TenantID, ProjectID: sc.ProjectID}]
 	}
 	typ = -1
 	if taskType != "" {

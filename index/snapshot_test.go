@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // largeCatalogue is the expansion catalogue among n filler tools whose
@@ -18,7 +20,7 @@ func largeCatalogue(n int) []Tool {
 	for i := range n {
 		a, b, c := words[i%len(words)], words[(i/len(words))%len(words)], words[(i*7+3)%len(words)]
 		tools = append(tools, Tool{Name: fmt.Sprintf("f%d_%s_%s", i, a, b),
-			Description: fmt.Sprintf("Shows the %s %s of a %s.", a, b, c), LoadingMode: LoadingDeferred})
+			Description: fmt.Sprintf("Shows the %s %s of a %s.", a, b, c), LoadingMode: packs.LoadingDeferred})
 	}
 	return tools
 }
@@ -64,7 +66,7 @@ func TestLargeCatalogueExpandedFromTheStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := s.PutSkill(ctx, Skill{Name: fmt.Sprintf("s%d", i), Title: "A skill", Description: "Does a thing.", Steps: []string{"Do it."}, Origin: OriginLearned,
-			Scope: Scope{Mode: ScopeGlobal}}); err != nil {
+			Scope: Scope{Mode: packs.ScopeGlobal}}); err != nil {
 			t.Fatal(err)
 		}
 		gen, err := s.generation(ctx)
@@ -119,10 +121,10 @@ func TestSnapshotUpdateMatchesReload(t *testing.T) {
 			case k == 2:
 				tools[i].Description = spare[r.IntN(len(spare))].Description
 			default:
-				if tools[i].LoadingMode == LoadingAlways {
-					tools[i].LoadingMode = LoadingDeferred
+				if tools[i].LoadingMode == packs.LoadingAlways {
+					tools[i].LoadingMode = packs.LoadingDeferred
 				} else {
-					tools[i].LoadingMode = LoadingAlways
+					tools[i].LoadingMode = packs.LoadingAlways
 				}
 			}
 		}

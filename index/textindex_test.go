@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // evalTexts returns the searchable columns of every tool of the evaluation
@@ -168,11 +170,11 @@ func TestTextIndexPhrase(t *testing.T) {
 // requests of the expansion tests below.
 func expansionCatalogue() []Tool {
 	return []Tool{
-		{Name: "records_purge", Description: "Erase stored records permanently.", LoadingMode: LoadingDeferred},
-		{Name: "records_export", Description: "Write stored records to a CSV file.", LoadingMode: LoadingDeferred},
-		{Name: "weather_outlook", Description: "Weather forecast for the next days at a place.", LoadingMode: LoadingDeferred},
-		{Name: "remove", Description: "Takes a path.", LoadingMode: LoadingDeferred},
-		{Name: "file_tools", Description: "Delete a file, remove a file, erase a file: every way to get rid of a file.", LoadingMode: LoadingDeferred},
+		{Name: "records_purge", Description: "Erase stored records permanently.", LoadingMode: packs.LoadingDeferred},
+		{Name: "records_export", Description: "Write stored records to a CSV file.", LoadingMode: packs.LoadingDeferred},
+		{Name: "weather_outlook", Description: "Weather forecast for the next days at a place.", LoadingMode: packs.LoadingDeferred},
+		{Name: "remove", Description: "Takes a path.", LoadingMode: packs.LoadingDeferred},
+		{Name: "file_tools", Description: "Delete a file, remove a file, erase a file: every way to get rid of a file.", LoadingMode: packs.LoadingDeferred},
 	}
 }
 

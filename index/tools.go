@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // Tool is the searchable description of one tool in the execution registry.
@@ -22,7 +24,7 @@ type Tool struct {
 	Tags        []string
 	Params      []Param
 	Examples    []string // example descriptions or rendered arguments
-	LoadingMode string   // "always" or "deferred"; "" means "always"
+	LoadingMode string   // packs.LoadingAlways or packs.LoadingDeferred; "" means deferred, as in a manifest
 	SideEffects string   // "pure", "read", "write", "external" or "stateful"; "" means "pure"
 }
 
@@ -31,12 +33,6 @@ type Param struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 }
-
-// Loading modes.
-const (
-	LoadingAlways   = "always"
-	LoadingDeferred = "deferred"
-)
 
 // sideEffectRank orders side-effect classes for ties: pure < read < write <
 // external < stateful.
@@ -101,10 +97,10 @@ func prepareTool(t Tool) (toolRow, error) {
 	}
 	switch t.LoadingMode {
 	case "":
-		t.LoadingMode = LoadingAlways
-	case LoadingAlways, LoadingDeferred:
+		t.LoadingMode = packs.LoadingDeferred
+	case packs.LoadingAlways, packs.LoadingDeferred:
 	default:
-		return toolRow{}, fmt.Errorf("%w: tool %q: loading mode %q, want \"always\" or \"deferred\"", ErrBadTool, t.Name, t.LoadingMode)
+		return toolRow{}, fmt.Errorf("%w: tool %q: loading mode %q, want %q or %q", ErrBadTool, t.Name, t.LoadingMode, packs.LoadingAlways, packs.LoadingDeferred)
 	}
 	if t.SideEffects == "" {
 		t.SideEffects = "pure"
@@ -261,7 +257,7 @@ func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (Sync
 			return fmt.Errorf("tool rowids of deferred tools are exhausted")
 		}
 		newID := func(mode string) int64 {
-			if mode == LoadingAlways {
+			if mode == packs.LoadingAlways {
 				nextAlways++
 				return nextAlways - 1
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // sampleTools is a small catalogue used across tests.
@@ -14,17 +16,17 @@ func sampleTools() []Tool {
 	return []Tool{
 		{Name: "web_search", Description: "Search the web for pages matching a query", Namespace: "web",
 			Tags: []string{"internet", "search"}, Params: []Param{{Name: "query", Description: "words to look for"}},
-			LoadingMode: LoadingDeferred, SideEffects: "external"},
+			LoadingMode: packs.LoadingDeferred, SideEffects: "external"},
 		{Name: "web_search_news", Description: "Search recent news articles", Namespace: "web",
-			LoadingMode: LoadingDeferred, SideEffects: "external"},
+			LoadingMode: packs.LoadingDeferred, SideEffects: "external"},
 		{Name: "read_file", Description: "Read a file from the workspace", Namespace: "fs",
 			Tags: []string{"filesystem"}, Params: []Param{{Name: "path", Description: "file path"}},
-			LoadingMode: LoadingDeferred, SideEffects: "read"},
+			LoadingMode: packs.LoadingDeferred, SideEffects: "read"},
 		{Name: "write_file", Description: "Write text to a file in the workspace", Namespace: "fs",
-			Tags: []string{"filesystem"}, LoadingMode: LoadingDeferred, SideEffects: "write"},
-		{Name: "slugify", Description: "Turn text into a URL slug", LoadingMode: LoadingAlways},
+			Tags: []string{"filesystem"}, LoadingMode: packs.LoadingDeferred, SideEffects: "write"},
+		{Name: "slugify", Description: "Turn text into a URL slug", LoadingMode: packs.LoadingAlways},
 		{Name: "getWeatherForecast", Description: "Weather forecast for a city", Namespace: "weather",
-			Examples: []string{"forecast for Paris tomorrow"}, LoadingMode: LoadingDeferred, SideEffects: "external"},
+			Examples: []string{"forecast for Paris tomorrow"}, LoadingMode: packs.LoadingDeferred, SideEffects: "external"},
 	}
 }
 
@@ -237,7 +239,7 @@ func TestSyncToolsRejectsBadRecords(t *testing.T) {
 
 func TestRecordHashCoversEveryField(t *testing.T) {
 	base := Tool{Name: "t", Description: "d", Namespace: "n", Category: "c", Tags: []string{"x"},
-		Params: []Param{{Name: "p", Description: "pd"}}, Examples: []string{"e"}, LoadingMode: LoadingDeferred, SideEffects: "read"}
+		Params: []Param{{Name: "p", Description: "pd"}}, Examples: []string{"e"}, LoadingMode: packs.LoadingDeferred, SideEffects: "read"}
 	mutations := map[string]func(*Tool){
 		"description": func(t *Tool) { t.Description = "d2" },
 		"namespace":   func(t *Tool) { t.Namespace = "n2" },
@@ -246,7 +248,7 @@ func TestRecordHashCoversEveryField(t *testing.T) {
 		"param name":  func(t *Tool) { t.Params = []Param{{Name: "q", Description: "pd"}} },
 		"param desc":  func(t *Tool) { t.Params = []Param{{Name: "p", Description: "other"}} },
 		"examples":    func(t *Tool) { t.Examples = nil },
-		"loading":     func(t *Tool) { t.LoadingMode = LoadingAlways },
+		"loading":     func(t *Tool) { t.LoadingMode = packs.LoadingAlways },
 		"side":        func(t *Tool) { t.SideEffects = "write" },
 	}
 	r0, err := prepareTool(base)
@@ -266,7 +268,7 @@ func TestRecordHashCoversEveryField(t *testing.T) {
 	}
 	// Defaults hash like their explicit values.
 	a, _ := prepareTool(Tool{Name: "x"})
-	b, _ := prepareTool(Tool{Name: "x", LoadingMode: LoadingAlways, SideEffects: "pure", Tags: []string{}})
+	b, _ := prepareTool(Tool{Name: "x", LoadingMode: packs.LoadingDeferred, SideEffects: "pure", Tags: []string{}})
 	if a.hash != b.hash {
 		t.Error("default loading mode and side effects hash differently from the explicit values")
 	}

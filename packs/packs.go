@@ -113,7 +113,9 @@ type Limits struct {
 	MaxOpenFiles int64 `json:"max_open_files,omitempty"`
 }
 
-// Loading modes of a tool.
+// Loading modes of a tool. An empty mode means LoadingDeferred
+// everywhere: CompleteTool fills it in, and the index and the registry
+// read an empty mode the same way.
 const (
 	// LoadingAlways puts the tool in every run's visible catalog.
 	LoadingAlways = "always"

@@ -192,8 +192,10 @@ func (run *Run) visible(t *Tool) bool {
 }
 
 // loaded reports whether t is loaded without activation, or activated.
+// Only packs.LoadingAlways loads a tool: an empty mode is deferred, as it
+// is in a manifest and in the index.
 func (run *Run) loaded(t *Tool) bool {
-	if t.Loading != packs.LoadingDeferred {
+	if t.Loading == packs.LoadingAlways {
 		return true
 	}
 	for _, g := range run.reg.always {
@@ -265,7 +267,7 @@ func (run *Run) Activate(ctx context.Context, name, reason string) error {
 
 // activate records t as activated and reports the event once.
 func (run *Run) activate(ctx context.Context, t *Tool, source, reason string) {
-	if t.Loading != packs.LoadingDeferred || run.loaded(t) {
+	if run.loaded(t) {
 		return
 	}
 	if run.act.add(t.Name) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/internal/evalset"
+	"github.com/skillhost/skillhost/packs"
 )
 
 func newEvalCmd(g *globals) *cobra.Command {
@@ -128,7 +129,7 @@ func evaluate(ctx context.Context, tools []evalset.Tool, queries []evalset.Query
 	defer st.Close()
 	recs := make([]index.Tool, 0, len(tools))
 	for _, t := range tools {
-		r := index.Tool{Name: t.Name, Description: t.Description, LoadingMode: index.LoadingDeferred}
+		r := index.Tool{Name: t.Name, Description: t.Description, LoadingMode: packs.LoadingDeferred}
 		for _, p := range t.Params {
 			r.Params = append(r.Params, index.Param{Name: p.Name, Description: p.Description})
 		}
