@@ -30,12 +30,19 @@ func (e *Engine) store() (*index.Store, error) {
 
 // openIndex opens the discovery index and brings it up to date with the
 // catalog: tools incrementally by record hash, skills pack by pack.
-func (e *Engine) openIndex(ctx context.Context, l *loaded) error {
+func (e *Engine) openIndex(ctx context.Context) error {
 	idx, err := index.Open(ctx, e.cfg.IndexPath, e.cfg.Index)
 	if err != nil {
 		return fmt.Errorf("opening the index: %w", err)
 	}
 	e.idx = idx
+	return nil
+}
+
+// syncOpenedIndex brings the index just opened up to date with the first
+// generation: rewritten whole when the operator asks, else by record hash.
+func (e *Engine) syncOpenedIndex(ctx context.Context, l *loaded) error {
+	idx := e.idx
 	if e.cfg.ToolSearch.RebuildIndex {
 		if _, err := idx.RebuildTools(ctx, indexTools(l.reg)); err != nil {
 			return fmt.Errorf("rebuilding the tool index: %w", err)

@@ -52,7 +52,20 @@ func visibleNames(t *testing.T, e *skillhost.Engine, rc skillhost.RunContext) []
 	}
 	var out []string
 	for _, tool := range run.Tools() {
-		out = append(out, tool.Name)
+		if tool.Kind != registry.KindBuiltin { // the built-ins are always there
+			out = append(out, tool.Name)
+		}
+	}
+	return out
+}
+
+// withoutBuiltins drops skillhost's own tools from a run's catalog.
+func withoutBuiltins(tools []*registry.Tool) []*registry.Tool {
+	var out []*registry.Tool
+	for _, t := range tools {
+		if t.Kind != registry.KindBuiltin {
+			out = append(out, t)
+		}
 	}
 	return out
 }
@@ -203,7 +216,7 @@ func TestToolExamplesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := registry.OpenAITools(run.Tools(), e.RenderOptions())
+	got := registry.OpenAITools(withoutBuiltins(run.Tools()), e.RenderOptions())
 	if len(got) != 1 || got[0].Function.Description != "Count words.\n\nExamples:\n{\"text\":\"\"}" {
 		t.Errorf("rendering: %+v", got)
 	}

@@ -17,6 +17,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -61,12 +62,13 @@ var (
 
 // Config configures an Engine. The zero Config reads ./skillhost.toml when
 // there is one (or the file named by $SKILLHOST_CONFIG) and otherwise opens
-// the bundled skills, ~/.skillhost/skills and ./skills with the state dir
-// .skillhost in the working directory.
+// the bundled skills, ~/.skillhost/skills and ./skills, keeping compiled
+// code in the user's cache folder and the index in the user's data folder.
 type Config struct {
-	// StateDir holds the compilation cache (StateDir/cache) and the index
-	// (StateDir/index.db). Default: the operator config's state_dir, else
-	// $SKILLHOST_STATE_DIR, else ".skillhost" (see the StateDir function).
+	// StateDir, when set, is the one folder of the compilation cache
+	// (StateDir/cache) and the index (StateDir/index.db). Default: the
+	// operator config's state_dir, else $SKILLHOST_STATE_DIR, else the
+	// user's cache and data folders (see the StateDir function).
 	StateDir string
 	// Operator is the operator's configuration: sources, skill settings and
 	// env values, and per-pack grants. Nil reads it with
@@ -108,13 +110,19 @@ type Config struct {
 	// else to these defaults, else to the built-in ones (host.DefaultTimeout
 	// and the rest): a manifest can lower a limit, never raise it.
 	DefaultLimits Limits
-	// IndexPath is the discovery index file; default StateDir/index.db.
+	// IndexPath is the discovery index file; default StateDir/index.db,
+	// else index.db in the user's data folder (see the StateDir function).
 	IndexPath string
 	// NoIndex opens the engine without its discovery index: Open neither
 	// creates nor writes the index file, and the searches and skill
 	// retrieval return ErrNoIndex. For callers that only run tools, such
 	// as skillhost call.
 	NoIndex bool
+	// NoCache compiles modules in memory only: Open creates no
+	// compilation cache folder and nothing is written to one. With NoIndex
+	// an engine writes nothing at all, for commands that only read, such
+	// as skillhost list and show.
+	NoCache bool
 	// Index adjusts the discovery index (nil: defaults). The operator
 	// config's [tool_search] preferred_namespaces fill PreferredNamespaces
 	// when it has none, and [skill_discovery] redact_pii = false sets
@@ -123,9 +131,13 @@ type Config struct {
 	// ToolPolicy removes tools from the execution registry: no run can
 	// see, find or call them.
 	ToolPolicy ToolPolicy
-	// Tools are Go tools the embedder registers (see NewTool, and Native
-	// for a hand-written tool).
+	// Tools are Go tools the embedder registers (registry.Func builds one
+	// from a typed function; Native is the hand-written form).
 	Tools []Native
+	// GoSkills are skills written in Go, served by the skill tools
+	// (list_skills, load_skill, read_skill_resource, run_skill_script)
+	// beside the catalog's; one replaces a file skill of the same name.
+	GoSkills []Skill
 	// Catalog says what a run's model sees and how deferred tools are
 	// activated. The operator config's [tool_search] fills the fields
 	// left zero.
@@ -188,6 +200,17 @@ func (e *Engine) now() *loaded { return e.cur.Load() }
 // from and, for a Wasm tool, the grant it runs with.
 type Tool = registry.Tool
 
+// Kind says how a tool is implemented: KindWasm, KindNative or
+// KindBuiltin.
+type Kind = registry.Kind
+
+// Kinds of tools.
+const (
+	KindWasm    = registry.KindWasm
+	KindNative  = registry.KindNative
+	KindBuiltin = registry.KindBuiltin
+)
+
 // Origin says which side set one of a tool's effective limits.
 type Origin = registry.Origin
 
@@ -222,10 +245,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.StateDir = StateDir(cfg, op)
-	if cfg.IndexPath == "" {
-		cfg.IndexPath = filepath.Join(cfg.StateDir, "index.db")
-	}
+	st := StateDir(cfg, op)
+	cfg.StateDir, cfg.IndexPath = st.Dir, st.Index
 	var specs []packs.SourceSpec
 	for _, sp := range op.SourceSpecs() {
 		switch {
@@ -236,24 +257,38 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	specs = insertInstalled(specs, cfg.PackDirs, op.Sources.MaxDepth)
-	hc := host.NewConfig().WithCacheDir(filepath.Join(cfg.StateDir, "cache")).
-		WithDefaultLimits(registry.HostLimits(op.Limits)).WithDefaultLimits(cfg.DefaultLimits)
+	hc := host.NewConfig().WithDefaultLimits(registry.HostLimits(op.Limits)).WithDefaultLimits(cfg.DefaultLimits)
+	if !cfg.NoCache {
+		hc = hc.WithCacheDir(st.Cache)
+	}
 	h, err := host.New(ctx, hc)
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, op: op, specs: specs, host: h}
+	if !cfg.NoIndex {
+		// The built-in search tools read the index: it is opened first,
+		// and brought up to date once the registry exists.
+		if err := e.openIndex(ctx); err != nil {
+			h.Close(ctx)
+			return nil, err
+		}
+	}
 	l, err := e.load(ctx)
 	if err != nil {
 		h.Close(ctx)
+		if e.idx != nil {
+			e.idx.Close()
+		}
 		return nil, err
 	}
 	e.cur.Store(l)
 	if cfg.NoIndex {
 		return e, nil
 	}
-	if err := e.openIndex(ctx, l); err != nil {
+	if err := e.syncOpenedIndex(ctx, l); err != nil {
 		h.Close(ctx)
+		e.idx.Close()
 		return nil, err
 	}
 	return e, nil
@@ -273,6 +308,9 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	opts := registry.Options{
 		Host: e.host, Operator: e.op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
 		Policy: cfg.ToolPolicy, Natives: cfg.Tools, Catalog: cfg.Catalog, Events: cfg.Events,
+	}
+	if opts.Builtins, err = e.builtins(cat); err != nil {
+		return nil, err
 	}
 	reg, err := registry.New(ctx, cat, opts)
 	if err != nil {
@@ -323,26 +361,94 @@ func (e *Engine) Reload(ctx context.Context) error {
 // when neither Config.StateDir nor an operator config file does.
 const StateDirEnv = "SKILLHOST_STATE_DIR"
 
-// StateDir returns the state folder an engine opened with cfg uses, op
-// being the operator configuration read for it (nil: cfg.Operator): the
-// first of cfg.StateDir, the config file's state_dir (by default
-// .skillhost beside that file), $SKILLHOST_STATE_DIR and ".skillhost".
-// Open resolves it here, and so does every skillhost command that needs
-// the folder without opening an engine.
-func StateDir(cfg Config, op *packs.Config) string {
+// StateFolders are where an engine keeps what it writes: compiled machine
+// code and the discovery index.
+type StateFolders struct {
+	// Dir is the one state folder named by Config.StateDir, the config
+	// file's state_dir or $SKILLHOST_STATE_DIR; "" when none names one
+	// and the state is kept in the user's folders.
+	Dir string
+	// Cache is the compilation cache folder: Dir/cache, else skillhost in
+	// the user's cache folder (os.UserCacheDir: $XDG_CACHE_HOME or
+	// ~/.cache on Linux, ~/Library/Caches on macOS, %LocalAppData% on
+	// Windows).
+	Cache string
+	// Index is the discovery index file: Config.IndexPath, else
+	// Dir/index.db, else skillhost/index.db in the user's data folder
+	// ($XDG_DATA_HOME or ~/.local/share on Linux, ~/Library/Application
+	// Support on macOS, %LocalAppData% on Windows).
+	Index string
+}
+
+// StateDir returns the folders an engine opened with cfg keeps its state
+// in, op being the operator configuration read for it (nil: cfg.Operator).
+// One state folder is the first of cfg.StateDir, the config file's
+// state_dir and $SKILLHOST_STATE_DIR; without one, the compilation cache
+// is in the user's cache folder and the index in the user's data folder.
+// When the user's folders cannot be found (no home folder), .skillhost in
+// the working directory is the state folder. Open resolves them here, and
+// so does every skillhost command that needs them without opening an
+// engine.
+func StateDir(cfg Config, op *packs.Config) StateFolders {
 	if op == nil {
 		op = cfg.Operator
 	}
-	switch {
-	case cfg.StateDir != "":
-		return cfg.StateDir
-	case op != nil && op.File != "" && op.StateDir != "":
-		return op.StateDir
+	dir := cfg.StateDir
+	if dir == "" && op != nil && op.File != "" && op.StateDirSet() {
+		dir = op.StateDir
 	}
-	if d := os.Getenv(StateDirEnv); d != "" {
-		return d
+	if dir == "" {
+		dir = os.Getenv(StateDirEnv)
 	}
-	return packs.DefaultStateDir
+	var st StateFolders
+	if dir == "" {
+		cache, cerr := os.UserCacheDir()
+		data, derr := userDataDir()
+		if cerr == nil && derr == nil {
+			st = StateFolders{Cache: filepath.Join(cache, "skillhost"), Index: filepath.Join(data, "skillhost", "index.db")}
+		} else {
+			dir = packs.DefaultStateDir
+		}
+	}
+	if dir != "" {
+		st = StateFolders{Dir: dir, Cache: filepath.Join(dir, "cache"), Index: filepath.Join(dir, "index.db")}
+	}
+	if cfg.IndexPath != "" {
+		st.Index = cfg.IndexPath
+	}
+	return st
+}
+
+// userDataDir is the user's data folder: $XDG_DATA_HOME or ~/.local/share
+// on Unix, ~/Library/Application Support on macOS, %LocalAppData% on
+// Windows, $home/lib on Plan 9.
+func userDataDir() (string, error) {
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return d, nil
+		}
+		return "", errors.New("%LocalAppData% is not set")
+	case "darwin", "ios":
+		return os.UserConfigDir() // ~/Library/Application Support
+	case "plan9":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, "lib"), nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", errors.New("$XDG_DATA_HOME is not an absolute path")
+		}
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "share"), nil
 }
 
 // insertInstalled puts extra installed folders after the configured

@@ -1,0 +1,68 @@
+package skillhost
+
+import (
+	"github.com/skillhost/skillhost/index"
+	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/registry"
+)
+
+// Skill is a skill written in Go: instructions, resources and scripts the
+// skill tools serve beside the catalog's SKILL.md skills (see
+// registry.Skill).
+type Skill = registry.Skill
+
+// builtins returns skillhost's own tools over catalog cat: tool_search and
+// the skill discovery tools over the index (none without one), and the
+// skill file tools over cat's skills and Config.GoSkills.
+func (e *Engine) builtins(cat *packs.Catalog) ([]registry.Native, error) {
+	redact := e.cfg.Index == nil || !e.cfg.Index.DisableRedaction
+	skills, err := registry.NewSkillSet(registry.SkillSetOptions{
+		Files:            cat.Skills,
+		Visible:          e.skillVisible(cat),
+		DisableRedaction: !redact,
+	}, e.cfg.GoSkills...)
+	if err != nil {
+		return nil, err
+	}
+	return registry.Builtins(registry.BuiltinOptions{
+		Index:            e.idx,
+		Scope:            e.runScope,
+		Skills:           skills,
+		NoToolSearch:     e.cfg.ToolSearch.Disabled,
+		NoSkillDiscovery: e.cfg.Skills.Disabled,
+		MaxSearchResults: e.cfg.ToolSearch.MaxResults,
+	}), nil
+}
+
+// runScope is the index scope a run sees: its tenant and project, or the
+// engine's scope for a run that names no tenant.
+func (e *Engine) runScope(rc registry.RunContext) index.Scope {
+	switch {
+	case rc.Tenant == "":
+		return e.cfg.Scope
+	case rc.Project != "":
+		return index.Scope{Mode: packs.ScopeProject, TenantID: rc.Tenant, ProjectID: rc.Project}
+	}
+	return index.Scope{Mode: packs.ScopeTenant, TenantID: rc.Tenant}
+}
+
+// skillVisible returns the rule by which a run may use a file skill of
+// cat: the scope its pack's skills are stored at (packScope) must cover
+// the run's, as the index's searches decide for skill_search.
+func (e *Engine) skillVisible(cat *packs.Catalog) func(rc registry.RunContext, skill string) bool {
+	return func(rc registry.RunContext, name string) bool {
+		se, ok := cat.Skill(name)
+		if !ok {
+			return true // a Go skill: no scope
+		}
+		sc := e.packScope(e.op.Pack(se.Skill.Pack).ScopeMode)
+		run := e.runScope(rc)
+		switch sc.Mode {
+		case packs.ScopeTenant:
+			return sc.TenantID == run.TenantID
+		case packs.ScopeProject:
+			return sc.TenantID == run.TenantID && sc.ProjectID == run.ProjectID
+		}
+		return true
+	}
+}

@@ -1,0 +1,71 @@
+package skillhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/registry"
+)
+
+// An engine's runs have skillhost's own tools from the start: the search
+// tools over the index, the skill tools over the catalog's skills and the
+// embedder's Go skills; a search shows only what the run may find.
+func TestEngineRunsHaveTheBuiltins(t *testing.T) {
+	greet := skillhost.Skill{
+		Name:         "greeter",
+		Description:  "Greets people by name.",
+		Instructions: "Call the hello script with a name.",
+		Scripts: []registry.SkillScript{{Name: "hello", Run: func(_ context.Context, args map[string]any) (any, error) {
+			return "hello, " + args["name"].(string), nil
+		}}},
+	}
+	e := open(t, skillhost.Config{GoSkills: []skillhost.Skill{greet}})
+	ctx := context.Background()
+	run, err := e.NewRun(skillhost.RunContext{Tenant: "acme"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible := map[string]bool{}
+	for _, tool := range run.Tools() {
+		visible[tool.Name] = true
+	}
+	for _, name := range []string{"tool_search", "skill_search", "skill_get", "skill_list", "list_skills", "load_skill", "read_skill_resource", "run_skill_script"} {
+		if !visible[name] {
+			t.Errorf("built-in %s is not in a new run's catalog", name)
+		}
+	}
+	res, err := run.Call(ctx, "tool_search", json.RawMessage(`{"query":"slugify","search_type":"exact"}`), nil)
+	if err != nil || res.IsError || !strings.Contains(string(res.Output), `"name":"slugify"`) {
+		t.Fatalf("tool_search slugify: %+v, %v", res, err)
+	}
+	res, err = run.Call(ctx, "run_skill_script", json.RawMessage(`{"skill_name":"greeter","script_name":"hello","args":{"name":"Ada"}}`), nil)
+	if err != nil || res.IsError || !strings.Contains(string(res.Output), "hello, Ada") {
+		t.Errorf("run_skill_script of a Go skill: %+v, %v", res, err)
+	}
+	res, err = run.Call(ctx, "list_skills", nil, nil)
+	if err != nil || res.IsError || !strings.Contains(string(res.Output), "greeter") || !strings.Contains(string(res.Output), "log-triage") {
+		t.Errorf("list_skills: %+v, %v", res, err)
+	}
+	// A run whose policy hides slugify cannot find it, even by name.
+	hidden, err := e.NewRun(skillhost.RunContext{Tenant: "acme"}, &skillhost.RunOptions{Policy: registry.VisibilityFunc(func(_ registry.RunContext, tool *registry.Tool) bool {
+		return tool.Name != "slugify"
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`{"query":"slugify","search_type":"exact"}`, `{"query":"slug"}`, `{"query":".*","search_type":"regex","limit":20}`} {
+		res, err := hidden.Call(ctx, "tool_search", json.RawMessage(q), nil)
+		var found struct{ Tools []struct{ Name string } }
+		if err != nil || res.IsError || json.Unmarshal(res.Output, &found) != nil {
+			t.Fatalf("tool_search %s: %+v, %v", q, res, err)
+		}
+		for _, tool := range found.Tools {
+			if tool.Name == "slugify" {
+				t.Errorf("tool_search %s under a policy hiding slugify found it: %s", q, res.Output)
+			}
+		}
+	}
+}
