@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/index/internal/textsearch"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -60,7 +61,7 @@ func vocab(n int) []string {
 			b.WriteString(cons[r.IntN(len(cons))])
 		}
 		w := b.String()
-		if !seen[w] && !stopWords[w] {
+		if !seen[w] && !textsearch.IsStopWord(w) {
 			seen[w] = true
 			out = append(out, w)
 		}
@@ -253,7 +254,7 @@ func planRaw(b *testing.B, s *Store, p ftsPlan, q string) rawPlan {
 			lo, hi = "\xff", "\xff"
 		}
 		rp = rawPlan{nameArgs: append([]any{key, prefixUpper(key), lo, hi}, p.args...)}
-		if words := queryTerms(q); len(words) > 0 {
+		if words := textsearch.QueryTerms(q); len(words) > 0 {
 			var err error
 			if rp.pruned, _, err = s.textExprs(ctx, rd, p, words); err != nil {
 				return err

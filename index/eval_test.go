@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillhost/skillhost/index/internal/textsearch"
 	"github.com/skillhost/skillhost/internal/evalset"
 	"github.com/skillhost/skillhost/packs"
 )
@@ -114,7 +115,7 @@ func (p *plainBM25) search(ctx context.Context, query string, limit int) ([]stri
 	var terms []string
 	for _, w := range strings.Fields(query) {
 		if w = strings.Trim(w, ".,;:!?'\"()[]{}"); w != "" {
-			terms = append(terms, quoteFTS(strings.ToLower(w)))
+			terms = append(terms, textsearch.QuoteFTS(strings.ToLower(w)))
 		}
 	}
 	if len(terms) == 0 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/skillhost/skillhost/index/internal/redact"
 )
 
 // Formats of GetSkills' formatted context.
@@ -288,7 +290,7 @@ func (s *Store) touchSkills(ctx context.Context, ids []string) error {
 
 // toolRedactor builds the tool-reference rewriter for one request from
 // the indexed tool names and extra. It is nil when visible is nil.
-func (s *Store) toolRedactor(ctx context.Context, visible func(string) bool, extra []string) (*toolRedactor, error) {
+func (s *Store) toolRedactor(ctx context.Context, visible func(string) bool, extra []string) (*redact.ToolRefs, error) {
 	if visible == nil {
 		return nil, nil
 	}
@@ -296,7 +298,7 @@ func (s *Store) toolRedactor(ctx context.Context, visible func(string) bool, ext
 	if err != nil {
 		return nil, err
 	}
-	return newToolRedactor(visible, append(slices.Clip(names), extra...)), nil
+	return redact.NewToolRefs(visible, append(slices.Clip(names), extra...)), nil
 }
 
 // indexedToolNames returns the names of the indexed tools, read once per
@@ -340,8 +342,8 @@ func (s *Store) indexedToolNames(ctx context.Context) ([]string, error) {
 
 // clean applies tool-reference rewriting and, unless disabled, redaction
 // to text handed to a model.
-func (s *Store) clean(tr *toolRedactor, text string) string {
-	text = tr.rewrite(text)
+func (s *Store) clean(tr *redact.ToolRefs, text string) string {
+	text = tr.Rewrite(text)
 	if s.redact {
 		text = Redact(text)
 	}
@@ -349,7 +351,7 @@ func (s *Store) clean(tr *toolRedactor, text string) string {
 }
 
 // skillDoc turns a stored skill into what a model sees.
-func (s *Store) skillDoc(sk Skill, tr *toolRedactor) SkillDoc {
+func (s *Store) skillDoc(sk Skill, tr *redact.ToolRefs) SkillDoc {
 	list := func(in []string) []string {
 		out := make([]string, 0, len(in))
 		for _, it := range in {

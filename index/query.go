@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/skillhost/skillhost/index/internal/textsearch"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -145,7 +146,7 @@ func newMatcher(pattern string) (*matcher, error) {
 // (roughly stemmed, quoted), for "fts" searches without FTS5. When the text
 // has no words it is matched literally.
 func fallbackMatcher(text string) *matcher {
-	terms := queryTerms(text)
+	terms := textsearch.QueryTerms(text)
 	if len(terms) == 0 {
 		m, _ := newMatcher(regexp.QuoteMeta(text))
 		return m
@@ -422,7 +423,7 @@ func (s *Store) stats(ctx context.Context, rd *readTx, t *ftsText, words []strin
 	}
 	for _, i := range missing {
 		if err := rd.scanOne(ctx, t.dfSQL(), []any{&dfs[i]},
-			t.textCols+" : "+quoteFTS(words[i])); err != nil {
+			t.textCols+" : "+textsearch.QuoteFTS(words[i])); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -543,7 +544,7 @@ func (s *Store) ftsSearch(ctx context.Context, rd *readTx, req searchReq, p ftsP
 	for _, h := range out {
 		seen[h.name] = true
 	}
-	words := queryTerms(req.trimmed)
+	words := textsearch.QueryTerms(req.trimmed)
 	need := req.limit - len(out)
 	if need > 0 && len(words) > 0 && p.memText != nil {
 		text, ok, err := p.memText(ctx, rd, req.trimmed, need, seen)
@@ -839,7 +840,7 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 			if snap == nil || snap.text == nil {
 				return nil, false, nil
 			}
-			sc := newTermScorer(expandQuery(splitWords(query), snap.text))
+			sc := textsearch.NewScorer(textsearch.Expand(textsearch.SplitWords(query), snap.text))
 			hits := s.textSearch(snap, sc, need, func(doc int32) bool {
 				e := &snap.entries[doc]
 				return (q.IncludeAlwaysLoaded || e.loading != packs.LoadingAlways) && !seen[e.name]

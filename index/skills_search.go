@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillhost/skillhost/index/internal/textsearch"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -242,8 +243,8 @@ func (s *Store) skillPlan(rd **readTx, q SkillQuery) ftsPlan {
 			}
 			ids, typ := snap.scopeFilter(q.Scope, q.TaskType)
 			filt := snap.filt
-			terms := snap.text.withoutUbiquitous(plainTerms(query))
-			hits := s.textSearch(snap, newTermScorer(terms), need, func(doc int32) bool {
+			terms := snap.text.WithoutUbiquitous(textsearch.Plain(query), ubiquitous)
+			hits := s.textSearch(snap, textsearch.NewScorer(terms), need, func(doc int32) bool {
 				f := filt[doc]
 				id := f >> filtTypeBits
 				return (id == ids[0] || id == ids[1] || id == ids[2]) && id != 0 && (typ < 0 || int(f&filtTypeMask) == typ)

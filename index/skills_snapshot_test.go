@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/index/internal/textsearch"
 )
 
 // skillTestScopes are where the generated skills live.
@@ -179,7 +181,7 @@ func checkUnpruned(t *testing.T, s *Store, queries []string) {
 	ubi := 0
 	err := s.read(ctx, func(rd *readTx) error {
 		for _, q := range queries {
-			words := queryTerms(q)
+			words := textsearch.QueryTerms(q)
 			if len(words) == 0 {
 				continue
 			}
@@ -227,7 +229,7 @@ func TestSkillTextFromSnapshotMatchesSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.text == nil || snap.text.n != len(names) {
+	if snap.text == nil || snap.text.Len() != len(names) {
 		t.Fatalf("skill snapshot text index: %+v, want %d documents", snap.text, len(names))
 	}
 	types := []string{"", "api", "unknown"}
@@ -343,7 +345,7 @@ func TestSkillSnapshotUpdateMatchesReload(t *testing.T) {
 		}
 		// An update always leaves the text index a list of dead documents;
 		// a reload builds one without.
-		if cur.text.dead == nil {
+		if !cur.text.Derived() {
 			reloaded++
 		} else {
 			updated++
@@ -375,9 +377,9 @@ func TestSkillSnapshotUpdateMatchesReload(t *testing.T) {
 			}
 		}
 		f := fresh.skillSnaps.cur.Load()
-		if f.text.n != cur.text.n || f.text.total != cur.text.total || f.size() != cur.size() {
+		if f.text.Len() != cur.text.Len() || f.text.Tokens() != cur.text.Tokens() || f.size() != cur.size() {
 			t.Fatalf("round %d: followed index has %d documents, %d tokens, %d entries; reloaded %d, %d, %d",
-				round, cur.text.n, cur.text.total, cur.size(), f.text.n, f.text.total, f.size())
+				round, cur.text.Len(), cur.text.Tokens(), cur.size(), f.text.Len(), f.text.Tokens(), f.size())
 		}
 		fresh.Close()
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/skillhost/skillhost/index/internal/textsearch"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -38,7 +39,7 @@ type snapshot struct {
 
 	// text is the inverted index of the entries' searchable text (nil for
 	// kinds without one); document i is entries[i].
-	text *textIndex
+	text *textsearch.Index
 	// gone counts the entries marked gone.
 	gone int
 
@@ -182,7 +183,7 @@ func (s *Store) loadSnapshot(ctx context.Context, h *snapHolder) (*snapshot, err
 		for i := range snap.entries {
 			docs[i], snap.entries[i].cols = snap.entries[i].cols, nil
 		}
-		snap.text = buildTextIndex(docs, h.kind.weights)
+		snap.text = textsearch.Build(docs, h.kind.weights)
 	}
 	if h.kind.scoped {
 		snap.scoped, snap.scopes = true, make(map[Scope]uint32)
@@ -343,7 +344,7 @@ func (snap *snapshot) scopeFilter(sc Scope, taskType string) (ids [3]uint32, typ
 // IDs) by rows (the records now stored under those uids, with their cols; a
 // uid without a row was deleted). Changed records are appended and their
 // old entries marked gone; the text index is updated in place of a rebuild
-// (textIndex.update), so the cost is that of the changed records plus
+// (textsearch.Index.Update), so the cost is that of the changed records plus
 // copying the snapshot's lists.
 func (s *Store) update(snap *snapshot, gen int64, uids []string, rows []snapEntry) *snapshot {
 	drop := make(map[string]bool, len(uids))
@@ -368,7 +369,7 @@ func (s *Store) update(snap *snapshot, gen int64, uids []string, rows []snapEntr
 	}
 	nx := &snapshot{gen: gen, entries: entries, gone: snap.gone + len(gone)}
 	if snap.text != nil {
-		nx.text = snap.text.update(gone, docs)
+		nx.text = snap.text.Update(gone, docs)
 	}
 	if snap.scoped {
 		nx.scoped, nx.scopes = true, snap.scopes

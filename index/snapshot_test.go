@@ -155,9 +155,9 @@ func TestSnapshotUpdateMatchesReload(t *testing.T) {
 				}
 			}
 		}
-		if f := fresh.toolSnaps.cur.Load(); f.text.n != cur.text.n || f.text.total != cur.text.total {
+		if f := fresh.toolSnaps.cur.Load(); f.text.Len() != cur.text.Len() || f.text.Tokens() != cur.text.Tokens() {
 			t.Fatalf("round %d: updated index has %d documents, %d tokens; reloaded %d, %d",
-				round, cur.text.n, cur.text.total, f.text.n, f.text.total)
+				round, cur.text.Len(), cur.text.Tokens(), f.text.Len(), f.text.Tokens())
 		}
 		fresh.Close()
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillhost/skillhost/index/internal/textsearch"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -66,7 +67,9 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	for i, d := range docs {
 		got := map[string]bool{}
 		for _, col := range d {
-			ftsWords(col, func(w string) { got[porterStem(w)] = true })
+			for _, st := range textsearch.Stems(col) {
+				got[st] = true
+			}
 		}
 		for term := range want[i] {
 			if !got[term] {
@@ -104,17 +107,13 @@ func TestTextIndexBM25MatchesFTS5(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	ix := buildTextIndex(docs, toolWeights[:])
+	ix := textsearch.Build(docs, toolWeights[:])
 	for _, q := range []string{"send email", "weather forecast tomorrow", "delete branch", "refund payment order",
 		"log in", "resize image png", "calendar", "the"} {
-		words := queryTerms(q)
-		var ws []weightedTerm
-		for g, w := range words {
-			ws = append(ws, weightedTerm{text: w, weight: 1, group: g})
-		}
+		words := textsearch.QueryTerms(q)
 		got := map[int32]float64{}
-		for _, m := range ix.search(newTermScorer(ws), nil) {
-			got[m.doc] = m.score
+		for _, m := range ix.Search(textsearch.NewScorer(textsearch.Plain(q)), nil) {
+			got[m.Doc] = m.Score
 		}
 		want := fts5Scores(t, db, ftsExpr(words, false))
 		if len(got) != len(want) {
@@ -126,6 +125,20 @@ func TestTextIndexBM25MatchesFTS5(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openFTSProbe opens an in-memory FTS5 table with one text column.
+func openFTSProbe(tb testing.TB) *sql.DB {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	tb.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='porter unicode61')`); err != nil {
+		tb.Fatal(err)
+	}
+	return db
 }
 
 func fts5Scores(t *testing.T, db *sql.DB, expr string) map[int32]float64 {
@@ -145,25 +158,6 @@ func fts5Scores(t *testing.T, db *sql.DB, expr string) map[int32]float64 {
 		out[id] = s
 	}
 	return out
-}
-
-func TestTextIndexPhrase(t *testing.T) {
-	ix := buildTextIndex([][]string{
-		{"sign in", "Sign the user in"},
-		{"user login", "Lets a user sign in with a password; sign in again"},
-		{"", "in sign"},
-	}, []float64{4, 2})
-	ps, _ := ix.postings(analyse("sign in"))
-	var docs []int32
-	for _, p := range ps {
-		docs = append(docs, p.doc)
-	}
-	if !slices.Equal(docs, []int32{0, 1}) {
-		t.Fatalf("phrase documents %v, want [0 1]", docs)
-	}
-	if ps[0].wf != 4 || ps[1].wf != 4 {
-		t.Errorf("phrase frequencies %v, want 4 (name once) and 4 (description twice)", ps)
-	}
 }
 
 // expansionCatalogue has tools whose descriptions share no word with the

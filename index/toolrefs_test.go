@@ -1,6 +1,10 @@
 package index
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/skillhost/skillhost/index/internal/redact"
+)
 
 // The exported rewriter applies exactly the rules of skill answers.
 func TestToolRefRewriter(t *testing.T) {
@@ -8,8 +12,8 @@ func TestToolRefRewriter(t *testing.T) {
 	visible := func(name string) bool { return name == "read_file" }
 	r := NewToolRefRewriter(visible, known)
 	for in, want := range map[string]string{
-		"Call `web_search`, then read_file.": "Call " + toolGuidance + ", then read_file.",
-		"fetch the page with `fetch`":        "fetch the page with " + toolGuidance,
+		"Call `web_search`, then read_file.": "Call " + redact.ToolGuidance + ", then read_file.",
+		"fetch the page with `fetch`":        "fetch the page with " + redact.ToolGuidance,
 		"nothing to do":                      "nothing to do",
 	} {
 		if got := r.Rewrite(in); got != want {

@@ -1,11 +1,11 @@
-package index
+package textsearch
 
 // This file holds the vocabulary query expansion draws on (see expand.go):
 // general English and software words that people use interchangeably when
 // they ask an agent for a tool. Nothing here names a particular tool or
 // catalogue; every set should help any catalogue of tools.
 //
-// Entries are written the way splitWords would split them: lower case, one
+// Entries are written the way SplitWords would split them: lower case, one
 // space between words, no punctuation ("e mail", "tl dr", "to do"). A
 // multi-word entry is a phrase: in a query it is recognised before its single
 // words and searched as a phrase. The tests check every entry's form.

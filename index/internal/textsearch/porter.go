@@ -1,11 +1,12 @@
-package index
+package textsearch
 
 // The Porter stemmer (M. F. Porter, 1980, in the form of its reference
 // implementation), as SQLite's FTS5 "porter" tokenizer applies it: tokens
 // shorter than 3 bytes or longer than 64 are left alone, and every byte that
 // is not a, e, i, o or u (or a y after a consonant) counts as a consonant.
 // The in-memory text index stems with it so that its words are the ones
-// FTS5 indexes; a test checks the two agree on the evaluation catalogues.
+// FTS5 indexes; a test of the index package (TestTextIndexMatchesFTS5)
+// checks the two agree on the evaluation catalogues.
 
 const (
 	porterMinLen = 3

@@ -1,4 +1,9 @@
-package index
+// Package redact cleans the text the index hands to a model: Text
+// replaces personal data and credentials with placeholders, and ToolRefs
+// rewrites references to tools the caller may not see. It is internal to
+// the index, which applies both to every skill text it returns (and
+// exports them as index.Redact and index.ToolRefRewriter).
+package redact
 
 import (
 	"net/url"
@@ -15,7 +20,7 @@ const (
 	redactedToken = "[REDACTED_TOKEN]"
 )
 
-// redactMaxPasses bounds the fixpoint loop in Redact. A pass that changes
+// redactMaxPasses bounds the fixpoint loop in Text. A pass that changes
 // nothing ends the loop; in practice the second pass never changes anything.
 const redactMaxPasses = 6
 
@@ -60,15 +65,15 @@ var (
 	phoneNationalRe = regexp.MustCompile(`\b0\d{1,4}(?:[ -]\d{2,8}){1,4}`)
 )
 
-// Redact returns text with personal data and credentials replaced by
+// Text returns text with personal data and credentials replaced by
 // placeholders: email addresses by [REDACTED_EMAIL], phone numbers by
 // [REDACTED_PHONE], bearer tokens, API keys and secret-named values by
 // [REDACTED_TOKEN], and it strips the query (and fragment) of URLs that
 // carry user, session or credential parameters. The rules are conservative
 // so that procedural text keeps its structure: dates, versions, ports,
-// years and plain numbers are left alone. Redact is idempotent and safe
+// years and plain numbers are left alone. Text is idempotent and safe
 // for any input.
-func Redact(text string) string {
+func Text(text string) string {
 	for range redactMaxPasses {
 		next := redactPass(text)
 		if next == text {
@@ -726,10 +731,11 @@ func isWordByte(c byte) bool {
 	return c == '_' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// toolGuidance replaces a reference to a tool the run cannot see. It names
+// ToolGuidance replaces a reference to a tool the run cannot see (and
+// toolGuidanceNoSearch when tool_search is itself such a tool). It names
 // no tool, so it says nothing about which tools exist.
 const (
-	toolGuidance         = "a suitable tool (find one with tool_search)"
+	ToolGuidance         = "a suitable tool (find one with tool_search)"
 	toolGuidanceNoSearch = "a suitable tool"
 )
 
@@ -741,25 +747,25 @@ var (
 	identRunRe = regexp.MustCompile(`[A-Za-z0-9_.\-]+`)
 )
 
-// toolRedactor rewrites references to tools a run cannot see. It is built
+// ToolRefs rewrites references to tools a run cannot see. It is built
 // once per request from the names of all known tools and the run's
 // visibility test, and is safe for concurrent use once built.
-type toolRedactor struct {
+type ToolRefs struct {
 	// denied holds lowercased names of known tools the run cannot see.
 	denied []string
 	// guidance is the text that replaces a reference.
 	guidance string
 }
 
-// newToolRedactor returns a redactor for the known tool names that visible
+// NewToolRefs returns a rewriter for the known tool names that visible
 // rejects, or nil when visible is nil or no known tool is hidden (nil
 // rewrites nothing).
-func newToolRedactor(visible func(name string) bool, known []string) *toolRedactor {
+func NewToolRefs(visible func(name string) bool, known []string) *ToolRefs {
 	if visible == nil {
 		return nil
 	}
 	seen := make(map[string]bool, len(known))
-	t := &toolRedactor{guidance: toolGuidance}
+	t := &ToolRefs{guidance: ToolGuidance}
 	for _, name := range known {
 		name = strings.TrimSpace(name)
 		low := lowerASCII(name)
@@ -769,7 +775,7 @@ func newToolRedactor(visible func(name string) bool, known []string) *toolRedact
 		seen[low] = true
 		if !visible(name) {
 			t.denied = append(t.denied, low)
-			if strings.Contains(toolGuidance, low) {
+			if strings.Contains(ToolGuidance, low) {
 				t.guidance = toolGuidanceNoSearch
 			}
 		}
@@ -789,7 +795,7 @@ func hasSeparator(s string) bool { return strings.ContainsAny(s, "_.-") }
 // refers to it. A name without one ("fetch") is an ordinary word in
 // running text, so it counts only as a whole identifier inside a code span
 // or inside a token that has separators itself (fetch.url).
-func (t *toolRedactor) mentions(token string, code bool) bool {
+func (t *ToolRefs) mentions(token string, code bool) bool {
 	low := lowerASCII(token)
 	for _, d := range t.denied {
 		if hasSeparator(d) {
@@ -817,10 +823,10 @@ func (t *toolRedactor) mentions(token string, code bool) bool {
 	return false
 }
 
-// rewrite returns s with every reference to a denied tool replaced by
+// Rewrite returns s with every reference to a denied tool replaced by
 // generic guidance: a code span that mentions one is replaced whole, and
 // so is a bare identifier that holds one.
-func (t *toolRedactor) rewrite(s string) string {
+func (t *ToolRefs) Rewrite(s string) string {
 	if t == nil || s == "" {
 		return s
 	}

@@ -1,4 +1,4 @@
-package index
+package textsearch
 
 import (
 	"math"
@@ -30,9 +30,9 @@ import (
 // ranks above one matching one word many ways.
 //
 // FTS5 has no per-term weight inside MATCH, so the weights are applied
-// outside it: tool searches score each distinct term (termScorer.terms) in
-// the snapshot's in-memory text index (textindex.go), with FTS5's bm25
-// formula, and add up each document's contributions with termScorer.score
+// outside it: tool searches score each distinct term (Scorer.terms) in
+// the snapshot's in-memory text index (Index), with FTS5's bm25
+// formula, and add up each document's contributions with Scorer.score
 // (rescore for a single document). bm25 is a sum over the query's terms, so
 // without expansion (every weight 1, one term per group) this is the bm25
 // order of the OR-ed query again. ftsQuery is the OR-ed expression of the
@@ -61,8 +61,8 @@ const (
 	longWordLen = 8
 )
 
-// weightedTerm is one search term of an expanded query.
-type weightedTerm struct {
+// Term is one search term of an expanded query.
+type Term struct {
 	// text is a word, or a phrase of words joined by single spaces.
 	text string
 	// weight is 1 for the query's own words and phrases and less for terms
@@ -197,7 +197,7 @@ func querySources(words []string, phrases bool) []string {
 			continue
 		}
 		seen[w] = true
-		if isStopWord(w) {
+		if IsStopWord(w) {
 			stops = append(stops, w)
 			continue
 		}
@@ -225,11 +225,11 @@ func longestPhrase(syn *synonymIndex, words []string) (string, int) {
 }
 
 // expandTerms expands a query's words with synonyms. words are the query's
-// lower-case words in order, stop-words included (splitWords output), so
+// lower-case words in order, stop-words included (SplitWords output), so
 // that phrases such as "turn on" or "money back" are recognised before their
-// words; stop-words outside phrases are dropped as queryTerms drops them.
+// words; stop-words outside phrases are dropped as QueryTerms drops them.
 // Each word or phrase comes with weight 1, followed by its synonyms.
-func expandTerms(words []string) []weightedTerm {
+func expandTerms(words []string) []Term {
 	return expandWith(words, nil, true)
 }
 
@@ -245,19 +245,19 @@ func expandTerms(words []string) []weightedTerm {
 // form the stemmer reduces to an indexed word it still matches, and when it
 // is a typo it matches nothing and costs nothing. Phrases are not
 // recognised.
-func correctTerms(words []string, v termVocab) []weightedTerm {
+func correctTerms(words []string, v Vocab) []Term {
 	return expandWith(words, v, false)
 }
 
-// expandQuery is the whole expansion: phrases, spelling corrections against
+// Expand is the whole expansion: phrases, spelling corrections against
 // v (nil for none), then synonyms of the words and of their corrections.
-func expandQuery(words []string, v termVocab) []weightedTerm {
+func Expand(words []string, v Vocab) []Term {
 	return expandWith(words, v, true)
 }
 
-func expandWith(words []string, v termVocab, withSynonyms bool) []weightedTerm {
+func expandWith(words []string, v Vocab, withSynonyms bool) []Term {
 	syn := synonyms()
-	var out []weightedTerm
+	var out []Term
 	for g, src := range querySources(words, withSynonyms) {
 		start := len(out)
 		add := func(text string, w float64) {
@@ -267,7 +267,7 @@ func expandWith(words []string, v termVocab, withSynonyms bool) []weightedTerm {
 					return
 				}
 			}
-			out = append(out, weightedTerm{text: text, weight: w, group: g})
+			out = append(out, Term{text: text, weight: w, group: g})
 		}
 		add(src, 1)
 		if split := splitLetterDigit(src); split != "" {
@@ -323,7 +323,7 @@ func splitLetterDigit(w string) string {
 
 // capTerms keeps the n heaviest terms, in their order; ties keep the earlier
 // term. Terms of weight 1 are always kept.
-func capTerms(ts []weightedTerm, n int) []weightedTerm {
+func capTerms(ts []Term, n int) []Term {
 	if len(ts) <= n {
 		return ts
 	}
@@ -357,9 +357,9 @@ func capTerms(ts []weightedTerm, n int) []weightedTerm {
 
 // corrections returns the spelling corrections of one query word (see
 // correctTerms).
-func corrections(word string, v termVocab, syn *synonymIndex) []string {
+func corrections(word string, v Vocab, syn *synonymIndex) []string {
 	n := utf8.RuneCountInString(word)
-	if n < minCorrectLen || strings.ContainsRune(word, ' ') || hasDigit(word) || v.Has(word) || isStopWord(word) {
+	if n < minCorrectLen || strings.ContainsRune(word, ' ') || hasDigit(word) || v.Has(word) || IsStopWord(word) {
 		return nil
 	}
 	if _, known := syn.expand[word]; known {
@@ -378,7 +378,7 @@ func corrections(word string, v termVocab, syn *synonymIndex) []string {
 	// Near lists the closest first, the most frequent first among equals;
 	// keep the plausible typos at the smallest typo cost, in that order.
 	for _, c := range v.Near(word, maxDist) {
-		if isStopWord(c) {
+		if IsStopWord(c) {
 			continue
 		}
 		r := []rune(c)
@@ -396,9 +396,9 @@ func corrections(word string, v termVocab, syn *synonymIndex) []string {
 	return out
 }
 
-// isStopWord reports a stop-word, or what is left of an English contraction
+// IsStopWord reports a stop-word, or what is left of an English contraction
 // once the apostrophe splits it ("hasn" of "hasn't").
-func isStopWord(w string) bool { return stopWords[w] || contractionStems[w] }
+func IsStopWord(w string) bool { return stopWords[w] || contractionStems[w] }
 
 // contractionStems are the first halves of negative contractions.
 var contractionStems = map[string]bool{
@@ -502,7 +502,7 @@ var inflections = []string{"s", "es", "ies", "ed", "ied", "d", "ing", "er", "ers
 // "complete"). Such a word is not a typo: the stemmer already matches it, and
 // correcting it would only add neighbours of its stem ("restored" for
 // "restarted").
-func knownForm(word string, v termVocab) bool {
+func knownForm(word string, v Vocab) bool {
 	bases := []string{word}
 	for _, suf := range inflections {
 		b, ok := strings.CutSuffix(word, suf)
@@ -558,7 +558,7 @@ func cleanFTSTerm(s string) string {
 // once, in order, cleaned as ftsQuery cleans them; terms of weight zero or
 // less (or NaN) are left out. These are the terms whose per-term bm25 a
 // search collects for rescore.
-func distinctTerms(weighted []weightedTerm) []string {
+func distinctTerms(weighted []Term) []string {
 	seen := make(map[string]bool, len(weighted))
 	var out []string
 	for _, t := range weighted {
@@ -576,20 +576,20 @@ func distinctTerms(weighted []weightedTerm) []string {
 }
 
 // ftsQuery builds a MATCH expression finding the documents that contain any
-// of the terms: each distinct term quoted (quoteFTS: inner quotes doubled, so
+// of the terms: each distinct term quoted (QuoteFTS: inner quotes doubled, so
 // FTS5 operators, column filters, stars, carets, parentheses and NEAR inside
 // it are only text to tokenise; a phrase matches as a phrase), all OR-ed.
 // It returns "" when no term can match anything; the caller must then not
 // run MATCH at all. The weights are not part of the expression: FTS5 has no
 // per-term weight, so they apply when candidates are re-scored (rescore).
-func ftsQuery(weighted []weightedTerm) string {
+func ftsQuery(weighted []Term) string {
 	terms := distinctTerms(weighted)
 	var b strings.Builder
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" OR ")
 		}
-		b.WriteString(quoteFTS(t))
+		b.WriteString(QuoteFTS(t))
 	}
 	return b.String()
 }
@@ -600,13 +600,13 @@ func ftsQuery(weighted []weightedTerm) string {
 // MATCH of that term alone, or 1 when only presence is known. The score adds,
 // over the term groups, the best weight × contribution among each group's
 // terms. Missing, negative and NaN contributions count as no match. A
-// search scoring many documents uses a termScorer instead, which does the
+// search scoring many documents uses a Scorer instead, which does the
 // per-query work once.
-func rescore(contrib map[string]float64, weighted []weightedTerm) float64 {
+func rescore(contrib map[string]float64, weighted []Term) float64 {
 	if len(contrib) == 0 {
 		return 0
 	}
-	s := newTermScorer(weighted)
+	s := NewScorer(weighted)
 	c := make([]float64, len(s.terms))
 	for i, t := range s.terms {
 		c[i] = contrib[t]
@@ -614,11 +614,11 @@ func rescore(contrib map[string]float64, weighted []weightedTerm) float64 {
 	return s.score(c)
 }
 
-// termScorer scores documents against one expanded query from their
+// Scorer scores documents against one expanded query from their
 // per-term contributions, as rescore does, without maps: the search reads
-// the contribution of terms[i] into position i of a slice. A termScorer is
+// the contribution of terms[i] into position i of a slice. A Scorer is
 // not modified by score and may be shared by goroutines.
-type termScorer struct {
+type Scorer struct {
 	// terms are the distinct texts to search, as distinctTerms returns
 	// them.
 	terms []string
@@ -634,8 +634,8 @@ type termLink struct {
 	weight float64
 }
 
-func newTermScorer(weighted []weightedTerm) *termScorer {
-	s := &termScorer{terms: distinctTerms(weighted)}
+func NewScorer(weighted []Term) *Scorer {
+	s := &Scorer{terms: distinctTerms(weighted)}
 	pos := make(map[string]int, len(s.terms))
 	for i, t := range s.terms {
 		pos[t] = i
@@ -664,7 +664,7 @@ func newTermScorer(weighted []weightedTerm) *termScorer {
 // score returns the relevance of a document whose contribution from
 // terms[i] is contrib[i] (0 when the term does not match it; negative and
 // NaN count as 0).
-func (s *termScorer) score(contrib []float64) float64 {
+func (s *Scorer) score(contrib []float64) float64 {
 	var stack [maxQueryTerms]float64
 	var best []float64
 	if s.groups <= len(stack) {
@@ -687,9 +687,9 @@ func (s *termScorer) score(contrib []float64) float64 {
 	return sum
 }
 
-// termVocab is the set of words a catalogue contains, for spelling
+// Vocab is the set of words a catalogue contains, for spelling
 // correction.
-type termVocab interface {
+type Vocab interface {
 	// Has reports whether term is one of the words.
 	Has(term string) bool
 	// Near returns the words within maxDist edits of term (optimal string
@@ -712,7 +712,7 @@ const (
 	vocabPrefix = 10
 )
 
-// memVocab is an in-memory termVocab: a symmetric-deletion index. Every word
+// memVocab is an in-memory Vocab: a symmetric-deletion index. Every word
 // is filed under the hashes of the strings its prefix gives when up to
 // vocabMaxDist characters are deleted; a lookup hashes the same deletions of
 // the query's prefix, collects the words filed under them and keeps those
@@ -735,7 +735,7 @@ type memVocab struct {
 	shift uint
 }
 
-var _ termVocab = (*memVocab)(nil)
+var _ Vocab = (*memVocab)(nil)
 
 // newVocab builds a vocabulary of the given words. Repeated words count as
 // more frequent, which orders Near's answers at equal distance; empty

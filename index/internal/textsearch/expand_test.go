@@ -1,4 +1,4 @@
-package index
+package textsearch
 
 import (
 	"context"
@@ -21,15 +21,15 @@ import (
 )
 
 // byText indexes weighted terms by text.
-func byText(ts []weightedTerm) map[string]weightedTerm {
-	m := make(map[string]weightedTerm, len(ts))
+func byText(ts []Term) map[string]Term {
+	m := make(map[string]Term, len(ts))
 	for _, t := range ts {
 		m[t.text] = t
 	}
 	return m
 }
 
-var allowWeighted = cmp.AllowUnexported(weightedTerm{})
+var allowWeighted = cmp.AllowUnexported(Term{})
 
 func TestSynonymDataIsWellFormed(t *testing.T) {
 	check := func(where, list string) []string {
@@ -39,7 +39,7 @@ func TestSynonymDataIsWellFormed(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, term := range terms {
-			if want := strings.Join(splitWords(term), " "); term != want {
+			if want := strings.Join(SplitWords(term), " "); term != want {
 				t.Errorf("%s: entry %q is not written as splitWords splits it (want %q)", where, term, want)
 			}
 			if stopWords[term] {
@@ -123,43 +123,43 @@ func TestExpandTerms(t *testing.T) {
 	tests := []struct {
 		query string
 		// want lists terms that must be present; absent terms that must not.
-		want   []weightedTerm
+		want   []Term
 		absent []string
 		groups int
 	}{
-		{query: "ping the team", groups: 2, want: []weightedTerm{
+		{query: "ping the team", groups: 2, want: []Term{
 			{"ping", 1, 0}, {"send", 0.5, 0}, {"post", 0.5, 0}, {"message", 0.5, 0},
 			{"team", 1, 1}, {"group", 0.5, 1},
 		}, absent: []string{"the"}},
 		// A phrase is one group, searched as a phrase; its words are not
 		// groups of their own.
-		{query: "get my money back", groups: 2, want: []weightedTerm{
+		{query: "get my money back", groups: 2, want: []Term{
 			{"get", 1, 0}, {"money back", 1, 1}, {"refund", 0.5, 1}, {"reimburse", 0.5, 1},
 		}, absent: []string{"money", "back"}},
-		{query: "turn on the porch light", groups: 3, want: []weightedTerm{
+		{query: "turn on the porch light", groups: 3, want: []Term{
 			{"turn on", 1, 0}, {"enable", 0.5, 0}, {"activate", 0.5, 0}, {"porch", 1, 1}, {"light", 1, 2}, {"lamp", 0.5, 2},
 		}, absent: []string{"turn", "on"}},
 		// One-way links: yen leads to currency, currency not to yen.
-		{query: "how many yen is 250 dollars", groups: 4, want: []weightedTerm{
+		{query: "how many yen is 250 dollars", groups: 4, want: []Term{
 			{"how many", 1, 0}, {"count", 0.5, 0}, {"yen", 1, 1}, {"currency", 0.4, 1}, {"exchange rate", 0.4, 1},
 			{"250", 1, 2}, {"dollars", 1, 3}, {"currency", 0.4, 3},
 		}},
-		{query: "currency", groups: 1, want: []weightedTerm{{"currency", 1, 0}, {"exchange rate", 0.5, 0}},
+		{query: "currency", groups: 1, want: []Term{{"currency", 1, 0}, {"exchange rate", 0.5, 0}},
 			absent: []string{"yen", "dollars"}},
 		// The heavier weight wins when a word is reached twice.
-		{query: "summarise", groups: 1, want: []weightedTerm{{"summarise", 1, 0}, {"summarize", 0.8, 0}}},
-		{query: "will I need an umbrella", groups: 1, want: []weightedTerm{
+		{query: "summarise", groups: 1, want: []Term{{"summarise", 1, 0}, {"summarize", 0.8, 0}}},
+		{query: "will I need an umbrella", groups: 1, want: []Term{
 			{"umbrella", 1, 0}, {"weather", 0.4, 0}, {"forecast", 0.4, 0},
 		}},
 		// Repeated words are one group; only stop-words are kept when
 		// nothing else is left.
-		{query: "send send SEND", groups: 1, want: []weightedTerm{{"send", 1, 0}}},
-		{query: "what is this", groups: 3, want: []weightedTerm{{"what", 1, 0}, {"is", 1, 1}, {"this", 1, 2}}},
-		{query: "zzqx", groups: 1, want: []weightedTerm{{"zzqx", 1, 0}}},
+		{query: "send send SEND", groups: 1, want: []Term{{"send", 1, 0}}},
+		{query: "what is this", groups: 3, want: []Term{{"what", 1, 0}, {"is", 1, 1}, {"this", 1, 2}}},
+		{query: "zzqx", groups: 1, want: []Term{{"zzqx", 1, 0}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
-			words := splitWords(tc.query)
+			words := SplitWords(tc.query)
 			got := expandTerms(words)
 			m := byText(got)
 			for _, w := range tc.want {
@@ -226,13 +226,13 @@ func TestExpandTermsBounds(t *testing.T) {
 }
 
 func TestCapTerms(t *testing.T) {
-	in := []weightedTerm{{"a", 1, 0}, {"b", 0.5, 0}, {"c", 0.8, 0}, {"d", 1, 1}, {"e", 0.5, 1}, {"f", 1, 2}}
-	want := []weightedTerm{{"a", 1, 0}, {"c", 0.8, 0}, {"d", 1, 1}, {"f", 1, 2}}
+	in := []Term{{"a", 1, 0}, {"b", 0.5, 0}, {"c", 0.8, 0}, {"d", 1, 1}, {"e", 0.5, 1}, {"f", 1, 2}}
+	want := []Term{{"a", 1, 0}, {"c", 0.8, 0}, {"d", 1, 1}, {"f", 1, 2}}
 	if diff := cmp.Diff(want, capTerms(slices.Clone(in), 4), allowWeighted); diff != "" {
 		t.Errorf("capTerms 4 (-want +got):\n%s", diff)
 	}
 	// Words of weight 1 stay beyond the cap.
-	want = []weightedTerm{{"a", 1, 0}, {"d", 1, 1}, {"f", 1, 2}}
+	want = []Term{{"a", 1, 0}, {"d", 1, 1}, {"f", 1, 2}}
 	if diff := cmp.Diff(want, capTerms(slices.Clone(in), 1), allowWeighted); diff != "" {
 		t.Errorf("capTerms 1 (-want +got):\n%s", diff)
 	}
@@ -249,46 +249,46 @@ func TestCorrectTerms(t *testing.T) {
 	v := testVocab()
 	tests := []struct {
 		query string
-		want  []weightedTerm
+		want  []Term
 	}{
-		{"refnd order 99", []weightedTerm{{"refnd", 1, 0}, {"refund", weightCorrection, 0}, {"order", 1, 1}, {"99", 1, 2}}},
+		{"refnd order 99", []Term{{"refnd", 1, 0}, {"refund", weightCorrection, 0}, {"order", 1, 1}, {"99", 1, 2}}},
 		// Every word at the smallest cost, the more frequent first, then in
 		// byte order.
-		{"wether forcast", []weightedTerm{{"wether", 1, 0}, {"weather", weightCorrection, 0}, {"whether", weightCorrection, 0},
+		{"wether forcast", []Term{{"wether", 1, 0}, {"weather", weightCorrection, 0}, {"whether", weightCorrection, 0},
 			{"forcast", 1, 1}, {"forecast", weightCorrection, 1}}},
 		// Ten letters: two edits allowed, only the closest kept; a and s
 		// are neighbouring keys.
-		{"thermostst", []weightedTerm{{"thermostst", 1, 0}, {"thermostat", weightCorrection, 0}}},
-		{"termperatrue", []weightedTerm{{"termperatrue", 1, 0}, {"temperature", weightCorrection, 0}}},
+		{"thermostst", []Term{{"thermostst", 1, 0}, {"thermostat", weightCorrection, 0}}},
+		{"termperatrue", []Term{{"termperatrue", 1, 0}, {"temperature", weightCorrection, 0}}},
 		// Swapped letters are one edit, also the first two.
-		{"uplaod the logs", []weightedTerm{{"uplaod", 1, 0}, {"upload", weightCorrection, 0}, {"logs", 1, 1}}},
-		{"send emial", []weightedTerm{{"send", 1, 0}, {"emial", 1, 1}, {"email", weightCorrection, 1}}},
-		{"ewather", []weightedTerm{{"ewather", 1, 0}, {"weather", weightCorrection, 0}}},
+		{"uplaod the logs", []Term{{"uplaod", 1, 0}, {"upload", weightCorrection, 0}, {"logs", 1, 1}}},
+		{"send emial", []Term{{"send", 1, 0}, {"emial", 1, 1}, {"email", weightCorrection, 1}}},
+		{"ewather", []Term{{"ewather", 1, 0}, {"weather", weightCorrection, 0}}},
 		// A vowel for a vowel is a common misspelling.
-		{"seperate", []weightedTerm{{"seperate", 1, 0}, {"separate", weightCorrection, 0}}},
+		{"seperate", []Term{{"seperate", 1, 0}, {"separate", weightCorrection, 0}}},
 		// Real words one unlikely slip away are left alone: n and k are
 		// far apart, l and t too, and a different first letter is rarely
 		// a typo.
-		{"green stale eather", []weightedTerm{{"green", 1, 0}, {"stale", 1, 1}, {"eather", 1, 2}}},
+		{"green stale eather", []Term{{"green", 1, 0}, {"stale", 1, 1}, {"eather", 1, 2}}},
 		// Inflected forms of indexed words are not typos (the stemmer
 		// matches them), even with a neighbour at the same distance.
-		{"restarted titled labels", []weightedTerm{{"restarted", 1, 0}, {"titled", 1, 1}, {"labels", 1, 2}}},
+		{"restarted titled labels", []Term{{"restarted", 1, 0}, {"titled", 1, 1}, {"labels", 1, 2}}},
 		// Four-letter words take one plausible slip.
-		{"ordr", []weightedTerm{{"ordr", 1, 0}, {"order", weightCorrection, 0}}},
+		{"ordr", []Term{{"ordr", 1, 0}, {"order", weightCorrection, 0}}},
 		// Three-letter words, words with digits, words of the synonym
 		// vocabulary, stop-words and contraction stems are left alone (a
 		// word mixing letters and digits gets its split form).
-		{"ord", []weightedTerm{{"ord", 1, 0}}},
-		{"orderz2", []weightedTerm{{"orderz2", 1, 0}, {"orderz 2", weightForm, 0}}},
-		{"umbrella", []weightedTerm{{"umbrella", 1, 0}}},
-		{"would", []weightedTerm{{"would", 1, 0}}},
-		{"refund hasn shouldn", []weightedTerm{{"refund", 1, 0}}},
+		{"ord", []Term{{"ord", 1, 0}}},
+		{"orderz2", []Term{{"orderz2", 1, 0}, {"orderz 2", weightForm, 0}}},
+		{"umbrella", []Term{{"umbrella", 1, 0}}},
+		{"would", []Term{{"would", 1, 0}}},
+		{"refund hasn shouldn", []Term{{"refund", 1, 0}}},
 		// Nothing near: the word alone.
-		{"kubernetes", []weightedTerm{{"kubernetes", 1, 0}}},
+		{"kubernetes", []Term{{"kubernetes", 1, 0}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
-			got := correctTerms(splitWords(tc.query), v)
+			got := correctTerms(SplitWords(tc.query), v)
 			if diff := cmp.Diff(tc.want, got, allowWeighted); diff != "" {
 				t.Errorf("correctTerms(%q) (-want +got):\n%s", tc.query, diff)
 			}
@@ -357,8 +357,8 @@ func TestKnownForm(t *testing.T) {
 }
 
 func TestExpandQueryCorrectsThenExpands(t *testing.T) {
-	got := byText(expandQuery(splitWords("refnd please"), testVocab()))
-	want := map[string]weightedTerm{
+	got := byText(Expand(SplitWords("refnd please"), testVocab()))
+	want := map[string]Term{
 		"refnd":  {"refnd", 1, 0},
 		"refund": {"refund", weightCorrection, 0},
 		// Synonyms of a correction carry both weights.
@@ -374,24 +374,24 @@ func TestExpandQueryCorrectsThenExpands(t *testing.T) {
 		t.Errorf("the stop-word stayed: %v", got)
 	}
 	// Without a vocabulary there is nothing to correct against.
-	if diff := cmp.Diff(expandTerms(splitWords("refnd")), expandQuery(splitWords("refnd"), nil), allowWeighted); diff != "" {
-		t.Errorf("expandQuery(nil vocab) differs from expandTerms (-want +got):\n%s", diff)
+	if diff := cmp.Diff(expandTerms(SplitWords("refnd")), Expand(SplitWords("refnd"), nil), allowWeighted); diff != "" {
+		t.Errorf("Expand(nil vocab) differs from expandTerms (-want +got):\n%s", diff)
 	}
 }
 
 var cmpApprox = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })
 
 func TestFTSQuery(t *testing.T) {
-	w := func(texts ...string) []weightedTerm {
-		var out []weightedTerm
+	w := func(texts ...string) []Term {
+		var out []Term
 		for i, s := range texts {
-			out = append(out, weightedTerm{s, 1, i})
+			out = append(out, Term{s, 1, i})
 		}
 		return out
 	}
 	tests := []struct {
 		name string
-		in   []weightedTerm
+		in   []Term
 		want string
 	}{
 		{"words", w("send", "email"), `"send" OR "email"`},
@@ -402,7 +402,7 @@ func TestFTSQuery(t *testing.T) {
 		{"duplicates once", w("a", "b", "a"), `"a" OR "b"`},
 		{"nothing to match", w("", "  ", "***", `""`), ""},
 		{"nul and bad utf-8", w("a\x00b", "c\xffd"), `"a b" OR "c d"`},
-		{"no weight", []weightedTerm{{"a", 0, 0}, {"b", math.NaN(), 1}, {"c", -1, 2}, {"d", 0.1, 3}}, `"d"`},
+		{"no weight", []Term{{"a", 0, 0}, {"b", math.NaN(), 1}, {"c", -1, 2}, {"d", 0.1, 3}}, `"d"`},
 		{"empty", nil, ""},
 	}
 	for _, tc := range tests {
@@ -454,9 +454,9 @@ func TestFTSQueryTermsAreWords(t *testing.T) {
 		{[]string{"^near"}, []int{1}},
 	}
 	for _, tc := range tests {
-		var in []weightedTerm
+		var in []Term
 		for i, s := range tc.terms {
-			in = append(in, weightedTerm{s, 1, i})
+			in = append(in, Term{s, 1, i})
 		}
 		q := ftsQuery(in)
 		rows, err := db.Query(`SELECT rowid FROM probe WHERE probe MATCH ? ORDER BY rowid`, q)
@@ -482,7 +482,7 @@ func FuzzFTSQuery(f *testing.F) {
 	}
 	db := openFTSProbe(f)
 	f.Fuzz(func(t *testing.T, a, b, c string) {
-		in := []weightedTerm{{a, 1, 0}, {b, 0.5, 0}, {c, 0.7, 1}}
+		in := []Term{{a, 1, 0}, {b, 0.5, 0}, {c, 0.7, 1}}
 		q := ftsQuery(in)
 		if q == "" {
 			if len(distinctTerms(in)) != 0 {
@@ -523,7 +523,7 @@ func isASCIIAlnum(s string) bool {
 }
 
 func TestRescore(t *testing.T) {
-	ws := []weightedTerm{
+	ws := []Term{
 		{"refund", 1, 0}, {"reimburse", 0.5, 0}, {"money back", 0.5, 0},
 		{"order", 1, 1}, {"purchase", 0.5, 1},
 	}
@@ -549,8 +549,8 @@ func TestRescore(t *testing.T) {
 			}
 		})
 	}
-	// A termScorer gives the same scores from slices.
-	sc := newTermScorer(ws)
+	// A Scorer gives the same scores from slices.
+	sc := NewScorer(ws)
 	if diff := cmp.Diff([]string{"refund", "reimburse", "money back", "order", "purchase"}, sc.terms); diff != "" {
 		t.Errorf("scorer terms (-want +got):\n%s", diff)
 	}
@@ -560,18 +560,18 @@ func TestRescore(t *testing.T) {
 			c[i] = tc.contrib[term]
 		}
 		if got := sc.score(c); got != tc.want {
-			t.Errorf("%s: termScorer.score = %v, want %v", tc.name, got, tc.want)
+			t.Errorf("%s: Scorer.score = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	// A term in two groups counts in each; more groups than the stack
 	// buffer holds still score.
-	shared := []weightedTerm{{"send", 1, 0}, {"post", 1, 1}, {"send", 0.5, 1}, {"far", 1, 40}}
+	shared := []Term{{"send", 1, 0}, {"post", 1, 1}, {"send", 0.5, 1}, {"far", 1, 40}}
 	if got := rescore(map[string]float64{"send": 2, "far": 1}, shared); got != 4 {
 		t.Errorf("shared term: rescore = %v, want 4", got)
 	}
 	// With every weight 1 and one term per group, rescore is the sum of the
 	// contributions: plain bm25.
-	plain := []weightedTerm{{"a", 1, 0}, {"b", 1, 1}, {"c", 1, 2}}
+	plain := []Term{{"a", 1, 0}, {"b", 1, 1}, {"c", 1, 2}}
 	if got := rescore(map[string]float64{"a": 1.5, "c": 2.25}, plain); got != 3.75 {
 		t.Errorf("plain rescore = %v, want 3.75", got)
 	}
@@ -844,10 +844,10 @@ func BenchmarkNewVocab(b *testing.B) {
 
 func BenchmarkExpandQuery(b *testing.B) {
 	v := newVocab(benchWords(10_000, 7))
-	words := splitWords("wether forcast for berlin this weekend, and refnd the order if it rains")
+	words := SplitWords("wether forcast for berlin this weekend, and refnd the order if it rains")
 	b.ReportAllocs()
 	for b.Loop() {
-		ftsQuery(expandQuery(words, v))
+		ftsQuery(Expand(words, v))
 	}
 }
 
@@ -899,7 +899,7 @@ func newExpansionBench(t testing.TB, cat []evalset.Tool) *expansionBench {
 			t.Fatal(err)
 		}
 		for _, col := range row {
-			words = append(words, splitWords(col)...)
+			words = append(words, SplitWords(col)...)
 		}
 		e.names = append(e.names, tl.Name)
 	}
@@ -942,7 +942,7 @@ func (e *expansionBench) top(scores map[int]float64, limit int) []string {
 
 // searchOR ranks by the bm25 of one OR-ed MATCH of every term, weights
 // ignored.
-func (e *expansionBench) searchOR(ctx context.Context, ws []weightedTerm, limit int) ([]string, error) {
+func (e *expansionBench) searchOR(ctx context.Context, ws []Term, limit int) ([]string, error) {
 	return e.searchMatch(ctx, ftsQuery(ws), limit)
 }
 
@@ -973,11 +973,11 @@ func (e *expansionBench) searchMatch(ctx context.Context, q string, limit int) (
 // searchWeighted collects every term's own bm25 contribution (the best
 // perTermCandidates documents of a MATCH of that term alone) and ranks by
 // rescore.
-func (e *expansionBench) searchWeighted(ctx context.Context, ws []weightedTerm, limit int) ([]string, error) {
-	sc := newTermScorer(ws)
+func (e *expansionBench) searchWeighted(ctx context.Context, ws []Term, limit int) ([]string, error) {
+	sc := NewScorer(ws)
 	contrib := map[int][]float64{}
 	for i, term := range sc.terms {
-		rows, err := e.single.QueryContext(ctx, quoteFTS(term), perTermCandidates)
+		rows, err := e.single.QueryContext(ctx, QuoteFTS(term), perTermCandidates)
 		if err != nil {
 			return nil, err
 		}
@@ -1012,7 +1012,7 @@ func (e *expansionBench) searchWeighted(ctx context.Context, ws []weightedTerm, 
 // twice. Words of weight 1 are written four times and derived terms
 // round(4 × weight) times; there is no best-of-group, a document matching
 // several terms of a group counts them all.
-func (e *expansionBench) searchRepeated(ctx context.Context, ws []weightedTerm, limit int) ([]string, error) {
+func (e *expansionBench) searchRepeated(ctx context.Context, ws []Term, limit int) ([]string, error) {
 	best := map[string]float64{}
 	for _, w := range ws {
 		t := cleanFTSTerm(w.text)
@@ -1021,7 +1021,7 @@ func (e *expansionBench) searchRepeated(ctx context.Context, ws []weightedTerm, 
 	var parts []string
 	for _, t := range distinctTerms(ws) {
 		for range max(1, int(math.Round(best[t]*4))) {
-			parts = append(parts, quoteFTS(t))
+			parts = append(parts, QuoteFTS(t))
 		}
 	}
 	return e.searchMatch(ctx, strings.Join(parts, " OR "), limit)
@@ -1041,7 +1041,7 @@ func (e *expansionBench) df(ctx context.Context, term string) (int, error) {
 	if ok {
 		return n, nil
 	}
-	if err := e.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE docs MATCH ?`, quoteFTS(term)).Scan(&n); err != nil {
+	if err := e.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE docs MATCH ?`, QuoteFTS(term)).Scan(&n); err != nil {
 		return 0, err
 	}
 	e.mu.Lock()
@@ -1056,9 +1056,9 @@ func (e *expansionBench) df(ctx context.Context, term string) (int, error) {
 // searchBounded is searchWeighted without the derived terms no document
 // holds or too many do: those cost a query each and add nothing (or
 // almost nothing, as bm25 gives common terms little weight).
-func (e *expansionBench) searchBounded(ctx context.Context, ws []weightedTerm, limit int) ([]string, error) {
+func (e *expansionBench) searchBounded(ctx context.Context, ws []Term, limit int) ([]string, error) {
 	limitDF := e.commonTerm()
-	var kept []weightedTerm
+	var kept []Term
 	for _, w := range ws {
 		if w.weight < 1 {
 			n, err := e.df(ctx, cleanFTSTerm(w.text))
@@ -1092,15 +1092,15 @@ func TestExpansionEval(t *testing.T) {
 	}
 	type variant struct {
 		name   string
-		terms  func(q string) []weightedTerm
-		search func(context.Context, []weightedTerm, int) ([]string, error)
+		terms  func(q string) []Term
+		search func(context.Context, []Term, int) ([]string, error)
 	}
-	syn := func(q string) []weightedTerm { return expandTerms(splitWords(q)) }
-	typo := func(q string) []weightedTerm { return correctTerms(splitWords(q), e.vocab) }
-	both := func(q string) []weightedTerm { return expandQuery(splitWords(q), e.vocab) }
+	syn := func(q string) []Term { return expandTerms(SplitWords(q)) }
+	typo := func(q string) []Term { return correctTerms(SplitWords(q), e.vocab) }
+	both := func(q string) []Term { return Expand(SplitWords(q), e.vocab) }
 	variants := []variant{
-		{"plain bm25, one OR query", plainTerms, e.searchOR},
-		{"plain, scored term by term", plainTerms, e.searchWeighted},
+		{"plain bm25, one OR query", Plain, e.searchOR},
+		{"plain, scored term by term", Plain, e.searchWeighted},
 		{"+synonyms, one OR query", syn, e.searchOR},
 		{"+synonyms, rescored", syn, e.searchWeighted},
 		{"+typo correction, rescored", typo, e.searchWeighted},
@@ -1185,14 +1185,14 @@ func BenchmarkExpandedSearch(b *testing.B) {
 	ctx := context.Background()
 	for _, v := range []struct {
 		name   string
-		terms  func(string) []weightedTerm
-		search func(context.Context, []weightedTerm, int) ([]string, error)
+		terms  func(string) []Term
+		search func(context.Context, []Term, int) ([]string, error)
 	}{
-		{"plain/OR", plainTerms, e.searchOR},
-		{"expanded/OR", func(q string) []weightedTerm { return expandQuery(splitWords(q), e.vocab) }, e.searchOR},
-		{"expanded/per-term", func(q string) []weightedTerm { return expandQuery(splitWords(q), e.vocab) }, e.searchWeighted},
-		{"expanded/per-term-df-bounded", func(q string) []weightedTerm { return expandQuery(splitWords(q), e.vocab) }, e.searchBounded},
-		{"expanded/repeated", func(q string) []weightedTerm { return expandQuery(splitWords(q), e.vocab) }, e.searchRepeated},
+		{"plain/OR", Plain, e.searchOR},
+		{"expanded/OR", func(q string) []Term { return Expand(SplitWords(q), e.vocab) }, e.searchOR},
+		{"expanded/per-term", func(q string) []Term { return Expand(SplitWords(q), e.vocab) }, e.searchWeighted},
+		{"expanded/per-term-df-bounded", func(q string) []Term { return Expand(SplitWords(q), e.vocab) }, e.searchBounded},
+		{"expanded/repeated", func(q string) []Term { return Expand(SplitWords(q), e.vocab) }, e.searchRepeated},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			b.ReportAllocs()

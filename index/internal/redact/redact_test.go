@@ -1,4 +1,4 @@
-package index
+package redact
 
 import (
 	"strings"
@@ -111,11 +111,11 @@ func TestRedact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Redact(tt.in)
+			got := Text(tt.in)
 			if got != tt.want {
-				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+				t.Errorf("Text(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
-			if again := Redact(got); again != got {
+			if again := Text(got); again != got {
 				t.Errorf("Redact is not idempotent: %q → %q", got, again)
 			}
 		})
@@ -125,52 +125,52 @@ func TestRedact(t *testing.T) {
 func TestToolRedactor(t *testing.T) {
 	known := []string{"web_search", "github.list_issues", "fetch", "read_file", "browser.click", "tool_search", "mcp/FS_write"}
 	visible := func(name string) bool { return name == "read_file" || name == "tool_search" }
-	r := newToolRedactor(visible, known)
+	r := NewToolRefs(visible, known)
 
 	tests := []struct {
 		name, in, want string
 	}{
-		{"backticked", "Call `web_search` with the query.", "Call " + toolGuidance + " with the query."},
-		{"bare", "Use web_search, then read_file.", "Use " + toolGuidance + ", then read_file."},
-		{"dotted", "Run github.list_issues.", "Run " + toolGuidance + "."},
-		{"qualified", "Run pack.gh.github.list_issues now", "Run " + toolGuidance + " now"},
-		{"call span", "Try `web_search(query=\"x\")` first", "Try " + toolGuidance + " first"},
-		{"case", "WEB_SEARCH is handy", toolGuidance + " is handy"},
+		{"backticked", "Call `web_search` with the query.", "Call " + ToolGuidance + " with the query."},
+		{"bare", "Use web_search, then read_file.", "Use " + ToolGuidance + ", then read_file."},
+		{"dotted", "Run github.list_issues.", "Run " + ToolGuidance + "."},
+		{"qualified", "Run pack.gh.github.list_issues now", "Run " + ToolGuidance + " now"},
+		{"call span", "Try `web_search(query=\"x\")` first", "Try " + ToolGuidance + " first"},
+		{"case", "WEB_SEARCH is handy", ToolGuidance + " is handy"},
 		{"single word prose", "fetch the page", "fetch the page"},
-		{"single word code", "use `fetch` here", "use " + toolGuidance + " here"},
-		{"holding ident", "my_web_search_helper and 0github.list_issues", toolGuidance + " and " + toolGuidance},
+		{"single word code", "use `fetch` here", "use " + ToolGuidance + " here"},
+		{"holding ident", "my_web_search_helper and 0github.list_issues", ToolGuidance + " and " + ToolGuidance},
 		{"other ident", "websearch and web-search stay", "websearch and web-search stay"},
-		{"slash name", "then mcp/fs_WRITE the file", "then " + toolGuidance + " the file"},
+		{"slash name", "then mcp/fs_WRITE the file", "then " + ToolGuidance + " the file"},
 		{"visible", "`read_file` and tool_search stay", "`read_file` and tool_search stay"},
-		{"browser", "browser.click on Submit", toolGuidance + " on Submit"},
+		{"browser", "browser.click on Submit", ToolGuidance + " on Submit"},
 		{"no tools", "plain text", "plain text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := r.rewrite(tt.in)
+			got := r.Rewrite(tt.in)
 			if got != tt.want {
 				t.Errorf("rewrite(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
-			if again := r.rewrite(got); again != got {
+			if again := r.Rewrite(got); again != got {
 				t.Errorf("rewrite is not idempotent: %q → %q", got, again)
 			}
 		})
 	}
 
-	if newToolRedactor(nil, known) != nil {
+	if NewToolRefs(nil, known) != nil {
 		t.Error("a nil visibility test must give a nil redactor")
 	}
-	if newToolRedactor(func(string) bool { return true }, known) != nil {
+	if NewToolRefs(func(string) bool { return true }, known) != nil {
 		t.Error("all tools visible must give a nil redactor")
 	}
-	var none *toolRedactor
-	if got := none.rewrite("web_search"); got != "web_search" {
+	var none *ToolRefs
+	if got := none.Rewrite("web_search"); got != "web_search" {
 		t.Errorf("nil redactor rewrote %q", got)
 	}
 
 	// With tool_search itself hidden, the guidance must not name it.
-	hidden := newToolRedactor(func(string) bool { return false }, known)
-	if got := hidden.rewrite("use web_search"); strings.Contains(got, "tool_search") {
+	hidden := NewToolRefs(func(string) bool { return false }, known)
+	if got := hidden.Rewrite("use web_search"); strings.Contains(got, "tool_search") {
 		t.Errorf("guidance names a hidden tool: %q", got)
 	}
 }
@@ -188,17 +188,17 @@ func FuzzRedact(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		out := Redact(in)
+		out := Text(in)
 		for _, m := range emailRe.FindAllStringIndex(out, -1) {
 			if !notEmail(out, m[0], m[1]) {
-				t.Fatalf("Redact(%q) = %q still holds email %q", in, out, out[m[0]:m[1]])
+				t.Fatalf("Text(%q) = %q still holds email %q", in, out, out[m[0]:m[1]])
 			}
 		}
-		if again := Redact(out); again != out {
+		if again := Text(out); again != out {
 			t.Fatalf("not idempotent:\n in  %q\n out %q\n out2 %q", in, out, again)
 		}
 		if utf8.ValidString(in) && !utf8.ValidString(out) {
-			t.Fatalf("Redact(%q) made invalid UTF-8 %q", in, out)
+			t.Fatalf("Text(%q) made invalid UTF-8 %q", in, out)
 		}
 	})
 }
@@ -208,16 +208,16 @@ func FuzzToolRedactor(f *testing.F) {
 	f.Add("`fetch(` web_search. WEB_SEARCH-x")
 	f.Add("srv/Tool_X:srv/tool_x")
 	denied := []string{"web_search", "github.list_issues", "srv/tool_x"}
-	r := newToolRedactor(func(n string) bool { return n == "read_file" }, append([]string{"fetch", "read_file"}, denied...))
+	r := NewToolRefs(func(n string) bool { return n == "read_file" }, append([]string{"fetch", "read_file"}, denied...))
 	f.Fuzz(func(t *testing.T, in string) {
-		out := r.rewrite(in)
+		out := r.Rewrite(in)
 		low := lowerASCII(out)
 		for _, d := range denied {
 			if strings.Contains(low, d) {
 				t.Fatalf("rewrite(%q) = %q still names %s", in, out, d)
 			}
 		}
-		if again := r.rewrite(out); again != out {
+		if again := r.Rewrite(out); again != out {
 			t.Fatalf("not idempotent: %q → %q → %q", in, out, again)
 		}
 	})
@@ -229,7 +229,7 @@ func BenchmarkRedact(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		Redact(text)
+		Text(text)
 	}
 }
 
@@ -241,6 +241,6 @@ func BenchmarkRedactProse(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		Redact(text)
+		Text(text)
 	}
 }

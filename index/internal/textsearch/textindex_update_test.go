@@ -1,4 +1,4 @@
-package index
+package textsearch
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ func FuzzTextIndexUpdate(f *testing.F) {
 			live[int32(i)] = d
 			initial = append(initial, d)
 		}
-		ix := buildTextIndex(initial, weights)
+		ix := Build(initial, weights)
 		total := len(initial)
 		for i := 8; i+1 < len(ops); i += 2 {
 			var drop []int32
@@ -61,7 +61,7 @@ func FuzzTextIndexUpdate(f *testing.F) {
 			for _, d := range drop {
 				delete(live, d)
 			}
-			ix = ix.update(drop, add)
+			ix = ix.Update(drop, add)
 			total += len(add)
 		}
 
@@ -70,18 +70,18 @@ func FuzzTextIndexUpdate(f *testing.F) {
 		for _, d := range live {
 			docs = append(docs, d)
 		}
-		fresh := buildTextIndex(docs, weights)
+		fresh := Build(docs, weights)
 		if ix.n != fresh.n || ix.total != fresh.total {
 			t.Fatalf("updated index: %d documents, %d tokens; built: %d, %d", ix.n, ix.total, fresh.n, fresh.total)
 		}
-		words := splitWords(string(query))
+		words := SplitWords(string(query))
 		if len(words) == 0 {
 			words = []string{"chart"}
 		}
-		scores := func(x *textIndex, label func(int32) string) map[string]float64 {
+		scores := func(x *Index, label func(int32) string) map[string]float64 {
 			out := map[string]float64{}
-			for _, m := range x.search(newTermScorer(expandQuery(words, x)), nil) {
-				out[label(m.doc)] = m.score
+			for _, m := range x.Search(NewScorer(Expand(words, x)), nil) {
+				out[label(m.Doc)] = m.Score
 			}
 			return out
 		}

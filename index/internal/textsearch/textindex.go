@@ -1,4 +1,4 @@
-package index
+package textsearch
 
 import (
 	"maps"
@@ -13,42 +13,30 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// The in-memory text index of a snapshot.
-//
-// FTS5 keeps the index of record: it is written in the same transaction as
-// the rows and answers every "fts" search whose snapshot is not current. A
-// snapshot of the tools or of the skills also holds their text as FTS5
-// indexes it (unicode61 words, folded, without diacritics, porter-stemmed)
-// in inverted lists, and ranks with FTS5's own bm25 formula over them. Only
-// there can a query be expanded (synonyms, spelling corrections) with a
-// weight per term: FTS5 has no per-term weight inside MATCH, and one MATCH
-// per term made searches two to three times slower (see RATIONALE.md). Tool
-// searches are expanded; skill searches keep FTS5's ranking of the query's
-// own words (plainTerms). Reading a few posting lists from memory costs
-// microseconds.
-
 // bm25 parameters, FTS5's.
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
 )
 
-// posting is one document of a word's inverted list: its index in the
-// snapshot and the word's column-weighted frequency in it (FTS5 sums each
+// posting is one document of a word's inverted list: its number in the
+// index and the word's column-weighted frequency in it (FTS5 sums each
 // column's hits times the column's weight).
 type posting struct {
 	doc int32
 	wf  float32
 }
 
-// colBreak separates the columns of a document in textIndex.toks: a phrase
+// colBreak separates the columns of a document in Index.toks: a phrase
 // never spans it.
 const colBreak = ^uint32(0)
 
-// textIndex is the inverted index of one snapshot. It is immutable once
-// built and safe for concurrent use; update derives a new one that shares
+// Index is an inverted index of documents, each a list of columns of
+// text weighted for bm25 (in package index, a snapshot's entries). It is
+// immutable once
+// built and safe for concurrent use; Update derives a new one that shares
 // what did not change.
-type textIndex struct {
+type Index struct {
 	weights []float64
 	n       int     // live documents
 	total   int     // tokens of the live documents
@@ -156,9 +144,14 @@ func analyse(term string) []string {
 	return out
 }
 
-// buildTextIndex indexes the documents' columns with the given weights.
-func buildTextIndex(docs [][]string, weights []float64) *textIndex {
-	ix := &textIndex{
+// Stems returns the stems of text's words, in order, as the index files
+// them and FTS5's "porter unicode61" tokenizer does: words split and
+// folded as unicode61 splits them, then porter-stemmed.
+func Stems(text string) []string { return analyse(text) }
+
+// Build indexes the documents' columns with the given weights.
+func Build(docs [][]string, weights []float64) *Index {
+	ix := &Index{
 		weights: weights,
 		ids:     make(map[string]uint32),
 		words:   make(map[string]int32),
@@ -172,7 +165,7 @@ func buildTextIndex(docs [][]string, weights []float64) *textIndex {
 // addDocs appends documents. Posting lists not yet in owned (nil: all are
 // owned) are shared with another index and copied before they grow; the
 // maps and other slices must already be the index's own.
-func (ix *textIndex) addDocs(docs [][]string, owned map[uint32]bool) {
+func (ix *Index) addDocs(docs [][]string, owned map[uint32]bool) {
 	var (
 		wf        = make([]float32, len(ix.post)) // by stem id: weighted frequency in the document
 		order     []uint32                        // stem ids of the document, first seen first
@@ -244,7 +237,7 @@ func (ix *textIndex) addDocs(docs [][]string, owned map[uint32]bool) {
 // the index this one was derived from (nil for none), whose vocabulary is
 // kept when the words and their counts, as the vocabulary weighs them, did
 // not change.
-func (ix *textIndex) finish(prev *textIndex) {
+func (ix *Index) finish(prev *Index) {
 	ix.avgLen = 0
 	if ix.n > 0 {
 		ix.avgLen = float64(ix.total) / float64(ix.n)
@@ -277,11 +270,11 @@ func (ix *textIndex) finish(prev *textIndex) {
 	}
 }
 
-// update returns a new index without the documents drop and with add
+// Update returns a new index without the documents drop and with add
 // appended (numbered from the current number of documents on). ix is not
 // changed; the new index shares its unchanged posting lists.
-func (ix *textIndex) update(drop []int32, add [][]string) *textIndex {
-	nx := &textIndex{
+func (ix *Index) Update(drop []int32, add [][]string) *Index {
+	nx := &Index{
 		weights:  ix.weights,
 		n:        ix.n,
 		total:    ix.total,
@@ -331,23 +324,33 @@ func (ix *textIndex) update(drop []int32, add [][]string) *textIndex {
 	return nx
 }
 
+// Len returns the number of live documents.
+func (ix *Index) Len() int { return ix.n }
+
+// Tokens returns the number of tokens of the live documents.
+func (ix *Index) Tokens() int { return ix.total }
+
+// Derived reports whether Update made the index (Build made it
+// otherwise).
+func (ix *Index) Derived() bool { return ix.dead != nil }
+
 // isDead reports whether document d was removed.
-func (ix *textIndex) isDead(d int32) bool { return ix.dead != nil && ix.dead[d] }
+func (ix *Index) isDead(d int32) bool { return ix.dead != nil && ix.dead[d] }
 
 // Has reports whether a surface word occurs in the documents.
-func (ix *textIndex) Has(w string) bool {
+func (ix *Index) Has(w string) bool {
 	si, ok := ix.words[w]
 	return ok && ix.counts[si] > 0
 }
 
 // Near returns the documents' words within maxDist edits of w; the
 // deletion index behind it is built on first use.
-func (ix *textIndex) Near(w string, maxDist int) []string { return ix.vocab.get().Near(w, maxDist) }
+func (ix *Index) Near(w string, maxDist int) []string { return ix.vocab.get().Near(w, maxDist) }
 
 // postings returns the documents matching the analysed term, with the
 // term's weighted frequency in each, and the number of live documents
 // among them. Removed documents may be among the postings.
-func (ix *textIndex) postings(stems []string) ([]posting, int) {
+func (ix *Index) postings(stems []string) ([]posting, int) {
 	switch len(stems) {
 	case 0:
 		return nil, 0
@@ -384,7 +387,7 @@ func (ix *textIndex) postings(stems []string) ([]posting, int) {
 
 // phraseFreq is the column-weighted number of times the stem sequence ids
 // occurs in document d.
-func (ix *textIndex) phraseFreq(d int32, ids []uint32) float32 {
+func (ix *Index) phraseFreq(d int32, ids []uint32) float32 {
 	toks := ix.toks[ix.tokOff[d]:ix.tokOff[d+1]]
 	col := 0
 	var f float32
@@ -407,7 +410,7 @@ func (ix *textIndex) phraseFreq(d int32, ids []uint32) float32 {
 
 // phraseAt reports whether the surface words toks start with words of the
 // stems ids.
-func (ix *textIndex) phraseAt(toks []uint32, ids []uint32) bool {
+func (ix *Index) phraseAt(toks []uint32, ids []uint32) bool {
 	for j, id := range ids {
 		if toks[j] == colBreak || ix.surfStem[toks[j]] != id {
 			return false
@@ -417,7 +420,7 @@ func (ix *textIndex) phraseAt(toks []uint32, ids []uint32) bool {
 }
 
 // idf is FTS5's inverse document frequency of a term in df documents.
-func (ix *textIndex) idf(df int) float64 {
+func (ix *Index) idf(df int) float64 {
 	v := math.Log((float64(ix.n) - float64(df) + 0.5) / (float64(df) + 0.5))
 	if v <= 0 {
 		v = 1e-6
@@ -425,13 +428,13 @@ func (ix *textIndex) idf(df int) float64 {
 	return v
 }
 
-// textMatch is a document's relevance to a query, higher is better.
-type textMatch struct {
-	doc   int32
-	score float64
+// Match is a document's relevance to a query, higher is better.
+type Match struct {
+	Doc   int32
+	Score float64
 }
 
-// scoreScratch is the per-search working memory of textIndex.search.
+// scoreScratch is the per-search working memory of Index.Search.
 type scoreScratch struct {
 	slot    []int32 // per document: index into touched, -1 unseen, -2 refused
 	touched []int32
@@ -441,12 +444,12 @@ type scoreScratch struct {
 
 var scratchPool sync.Pool
 
-// search ranks the documents matching any term of the scorer by the
-// weighted bm25 of termScorer.score: for each term, FTS5's bm25 share
+// Search ranks the documents matching any term of the scorer by the
+// weighted bm25 of Scorer.score: for each term, FTS5's bm25 share
 // idf·f·(k1+1)/(f+k1·(1−b+b·len/avglen)); per term group the best
 // weighted share; the groups added. accept filters documents before they
 // are scored (nil accepts all). Matches come unordered.
-func (ix *textIndex) search(sc *termScorer, accept func(doc int32) bool) []textMatch {
+func (ix *Index) Search(sc *Scorer, accept func(doc int32) bool) []Match {
 	if ix.n == 0 || sc.groups == 0 {
 		return nil
 	}
@@ -503,75 +506,35 @@ func (ix *textIndex) search(sc *termScorer, accept func(doc int32) bool) []textM
 			}
 		}
 	}
-	out := make([]textMatch, len(s.touched))
+	out := make([]Match, len(s.touched))
 	for i, d := range s.touched {
 		sum := 0.0
 		for _, v := range s.acc[i*g : i*g+g] {
 			sum += v
 		}
-		out[i] = textMatch{doc: d, score: sum}
+		out[i] = Match{Doc: d, Score: sum}
 	}
 	return out
 }
 
-// textSearch ranks the snapshot's entries against the terms of sc (an
-// expanded query, or plainTerms) and returns the best limit entries that
-// both filters accept, as text-tier hits whose r is the negated score
-// (lower is better, like bm25()). Equal scores are ordered by the
-// contract's tie-breakers. match is a cheap filter applied to every
-// matching entry, by its index; keep (nil for none) is applied in rank
-// order, only until limit are kept.
-func (s *Store) textSearch(snap *snapshot, sc *termScorer, limit int, match func(doc int32) bool, keep func(*snapEntry) bool) []*hit {
-	ms := snap.text.search(sc, match)
-	better := func(a, b textMatch) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return int(snap.rank[a.doc] - snap.rank[b.doc])
-	}
-	var out []*hit
-	for window := 2*limit + 8; ; window *= 4 {
-		top := topMatches(ms, window, better)
-		out = out[:0]
-		for _, m := range top {
-			e := &snap.entries[m.doc]
-			if keep != nil && !keep(e) {
-				continue
-			}
-			h := e.hit
-			h.tier, h.r = tierText, -m.score
-			out = append(out, &h)
-			if len(out) == limit {
-				return out
-			}
-		}
-		if len(top) == len(ms) {
-			return out
-		}
-	}
-}
-
-// plainTerms are a query's words (queryTerms) as unexpanded terms, each its
-// own group of weight 1: scored by textIndex.search they give FTS5's bm25()
+// Plain returns a query's words (QueryTerms) as unexpanded terms, each
+// its own group of weight 1: scored by Index.Search they give FTS5's bm25()
 // of the MATCH expression the SQL path builds from the same words.
-func plainTerms(query string) []weightedTerm {
-	words := queryTerms(query)
-	out := make([]weightedTerm, len(words))
+func Plain(query string) []Term {
+	words := QueryTerms(query)
+	out := make([]Term, len(words))
 	for i, w := range words {
-		out[i] = weightedTerm{text: w, weight: 1, group: i}
+		out[i] = Term{text: w, weight: 1, group: i}
 	}
 	return out
 }
 
-// withoutUbiquitous drops the terms in more than ubiquitous(n) of the
-// index's documents, as the SQL path's textExprs does: such a word says
+// WithoutUbiquitous drops the terms in more than ubiquitous(n) of the
+// index's documents, as the index's SQL path (textExprs) does: such a word says
 // next to nothing about which record is meant (its bm25 idf is below
 // log 3), and in a large catalogue reading its posting list would cost
 // more than the rest of the search. Groups are renumbered.
-func (ix *textIndex) withoutUbiquitous(ts []weightedTerm) []weightedTerm {
+func (ix *Index) WithoutUbiquitous(ts []Term, ubiquitous func(docs int) int) []Term {
 	limit := ubiquitous(ix.n)
 	out := ts[:0]
 	for _, t := range ts {
@@ -583,25 +546,25 @@ func (ix *textIndex) withoutUbiquitous(ts []weightedTerm) []weightedTerm {
 	return out
 }
 
-// topMatches returns the limit best matches in order. It may reorder ms,
+// Top returns the limit best matches in order. It may reorder ms,
 // and never changes its contents.
-func topMatches(ms []textMatch, limit int, cmp func(a, b textMatch) int) []textMatch {
+func Top(ms []Match, limit int, cmp func(a, b Match) int) []Match {
 	if len(ms) > 4*limit {
 		// Keep the matches scoring at least the limit-th best score, found
 		// by a bounded min-heap of scores, before sorting.
 		h := make([]float64, 0, limit)
 		for _, m := range ms {
 			if len(h) < limit {
-				h = append(h, m.score)
+				h = append(h, m.Score)
 				for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
 					h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
 				}
 				continue
 			}
-			if m.score <= h[0] {
+			if m.Score <= h[0] {
 				continue
 			}
-			h[0] = m.score
+			h[0] = m.Score
 			for i := 0; ; {
 				l, r, low := 2*i+1, 2*i+2, i
 				if l < len(h) && h[l] < h[low] {
@@ -618,9 +581,9 @@ func topMatches(ms []textMatch, limit int, cmp func(a, b textMatch) int) []textM
 			}
 		}
 		cut := h[0]
-		kept := make([]textMatch, 0, 2*limit)
+		kept := make([]Match, 0, 2*limit)
 		for _, m := range ms {
-			if m.score >= cut {
+			if m.Score >= cut {
 				kept = append(kept, m)
 			}
 		}
