@@ -40,6 +40,12 @@ type Config struct {
 	metering     bool
 	maxTableElem uint64
 	maxInitFuel  int64
+
+	// Worker processes (see IsolationProcess and worker_pool.go).
+	isolation   Isolation
+	workers     int
+	workerGrace time.Duration
+	workerCmd   []string
 }
 
 // NewConfig returns the default configuration: no on-disk compilation
@@ -63,6 +69,7 @@ func NewConfig() Config {
 		metering:     true,
 		maxTableElem: DefaultMaxTableElements,
 		maxInitFuel:  DefaultMaxInitFuel,
+		workerGrace:  defaultWorkerGrace,
 	}
 }
 
@@ -125,6 +132,43 @@ func (c Config) WithMaxInitFuel(n int64) Config {
 	return c
 }
 
+// WithIsolation sets where the calls of grants that leave Isolation empty
+// run: IsolationInProcess (the default) or IsolationProcess, in supervised
+// worker processes. A program using IsolationProcess must call
+// ServeWorkerIfChild first thing in main. Pools always run in-process.
+func (c Config) WithIsolation(i Isolation) Config {
+	c.isolation = i
+	return c
+}
+
+// WithWorkers sets how many worker processes serve process-isolated calls
+// at once, per tool_call nesting depth; 0, the default, is GOMAXPROCS.
+// Each worker runs one call at a time; a call waits for a free one.
+func (c Config) WithWorkers(n int) Config {
+	c.workers = n
+	return c
+}
+
+// WithWorkerGrace sets how long past a call's deadline its worker process
+// may take to answer before it is killed (default 1s; 0 keeps the
+// default). A worker stops its guest at the deadline itself; the grace
+// only matters when that fails.
+func (c Config) WithWorkerGrace(d time.Duration) Config {
+	c.workerGrace = d
+	return c
+}
+
+// WithWorkerCommand sets the program run as a worker process, with its
+// arguments; it must call ServeWorkerIfChild first thing. The default runs
+// the current executable (os.Executable) again without arguments.
+func (c Config) WithWorkerCommand(path string, args ...string) Config {
+	c.workerCmd = nil
+	if path != "" {
+		c.workerCmd = append([]string{path}, args...)
+	}
+	return c
+}
+
 // DefaultLimits returns the limits applied where a grant leaves a field zero.
 func (c Config) DefaultLimits() Limits { return c.defaults }
 
@@ -146,6 +190,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: max init fuel %d is negative", ErrBadConfig, c.maxInitFuel)
 	case c.maxToolDepth < 0:
 		return fmt.Errorf("%w: max tool depth %d is negative", ErrBadConfig, c.maxToolDepth)
+	case c.isolation != IsolationDefault && c.isolation != IsolationInProcess && c.isolation != IsolationProcess:
+		return fmt.Errorf("%w: isolation %q is not one of %q and %q", ErrBadConfig, c.isolation, IsolationInProcess, IsolationProcess)
+	case c.isolation == IsolationProcess && !workersSupported:
+		return fmt.Errorf("%w: process isolation needs worker processes, which this system does not support", ErrBadConfig)
+	case c.workers < 0:
+		return fmt.Errorf("%w: worker count %d is negative", ErrBadConfig, c.workers)
+	case c.workerGrace < 0:
+		return fmt.Errorf("%w: worker grace %v is negative", ErrBadConfig, c.workerGrace)
 	}
 	return nil
 }

@@ -48,5 +48,15 @@
 // its WASI descriptor table, tables or segments, or closed it, is
 // discarded.
 //
+// Process isolation is the backstop in case interruption ever fails: a call
+// under IsolationProcess (Grant.Isolation, or Config.WithIsolation for the
+// grants that leave it empty) runs in a supervised worker process, the host
+// program started again, which is killed when it has not answered by the
+// deadline plus Config.WithWorkerGrace. Results, errors, logs (streamed to
+// OnLog as they are written), tool_call and capability_call (served by the
+// caller's dispatcher and provider) are those of an in-process call. A
+// program that may run such calls must call ServeWorkerIfChild first thing
+// in main, and a test binary in TestMain. Pools always run in-process.
+//
 // The host↔guest contract is described in the abi package and its README.
 package host

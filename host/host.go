@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -48,6 +49,9 @@ type Host struct {
 	egress   sync.Map // policy key -> *egress.Client
 
 	closed atomic.Bool
+
+	// workers runs the calls under IsolationProcess.
+	workers workerPool
 }
 
 // compiled is one module's machine code and what was read from it. It is
@@ -69,6 +73,8 @@ type compiled struct {
 	// segment at run time, which a memory-and-globals snapshot would not
 	// undo.
 	writesOutside bool
+	// wasm holds the module's bytes, for worker processes to load.
+	wasm []byte
 }
 
 // runtime returns the runtime the module was compiled in.
@@ -162,6 +168,7 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.closed.Swap(true) {
 		return nil
 	}
+	h.workers.close()
 	err := errors.Join(h.rt.Close(ctx), h.rtSafe.Close(ctx), h.rtCheck.Close(ctx))
 	if h.cache != nil {
 		if cerr := h.cache.Close(ctx); err == nil {
@@ -227,7 +234,7 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 				ErrUnknownImport, name, imp, abi.ModuleEnv, abi.ModuleUser, abi.ModuleWASI)
 		}
 	}
-	c := &compiled{info: info}
+	c := &compiled{info: info, wasm: bytes.Clone(wasm)}
 	// Tables are bounded first, by rewriting their maximum (see capTables),
 	// which reads only the sections' framing and the table section.
 	capped, err := capTables(wasm, h.cfg.maxTableElem)

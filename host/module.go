@@ -122,6 +122,9 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	if opts == nil {
 		opts = &CallOptions{}
 	}
+	if m.runsInWorker(opts.Grant) {
+		return m.callInWorker(ctx, export, input, opts)
+	}
 	start := time.Now()
 	res := &Result{}
 	if m.h.closed.Load() {

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host"
 )
 
 // Exit codes.
@@ -35,6 +37,9 @@ func usageErr(format string, args ...any) error {
 }
 
 func main() {
+	// A process-isolated call runs in this executable started again as a
+	// worker; serve it and exit before anything else runs.
+	host.ServeWorkerIfChild()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
