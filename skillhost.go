@@ -163,8 +163,11 @@ type Config struct {
 	Scope index.Scope
 }
 
-// Engine holds loaded packs and skills, runs their tools and searches
-// them.
+// Engine is the façade over one generation of loaded packs and skills
+// (the catalog and the execution registry built from it) and the
+// discovery index. The registry holds and runs the tools: Call goes
+// through the engine's own run, NewRun gives each model its own. The index
+// searches tools and skills. Reload swaps the generation whole.
 type Engine struct {
 	cfg   Config
 	op    *packs.Config

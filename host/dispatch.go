@@ -7,9 +7,12 @@ import (
 	"github.com/skillhost/skillhost/abi"
 )
 
-// ToolDispatcher runs the tools a guest calls through tool_call. The
-// registry implements it for a run, so a nested call sees the same
-// visibility, validation and events as a call from the model.
+// ToolDispatcher runs the tools a guest calls through tool_call; a call
+// passes it in CallOptions.Tools. The host has already checked the
+// caller's grant and the nesting depth. In skillhost the registry's run
+// implements it (the run's dispatcher, in registry/call.go): a nested call
+// goes through Run.Call, with the same visibility, argument validation,
+// grant of the called tool and events as a call from the model.
 //
 // The context carries the nesting depth (see CallDepth); a dispatcher that
 // calls back into a Module passes it on unchanged.

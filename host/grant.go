@@ -128,7 +128,7 @@ const (
 //     both are set, the one set where only one is. A zero operator field
 //     sets no ceiling, so a request could then go past the host's default:
 //     a caller that holds requests to the defaults passes op.Limits
-//     resolved against them (Config.Resolve), as the skillhost Engine does.
+//     resolved against them (Config.Resolve), as skillhost's registry does.
 func Intersect(req, op Grant) Grant {
 	var g Grant
 	for _, rm := range req.Mounts {

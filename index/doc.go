@@ -17,13 +17,21 @@
 //     characters, linear-time matching); 0.95 when it matches the whole
 //     name, 0.90 a name prefix, 0.85 inside the name, 0.75 only in the
 //     description or tags.
-//   - "fts": whole-name and name-prefix matches first, then SQLite FTS5
-//     over names split into words, descriptions, tags, parameters and
-//     examples, ranked by weighted bm25 and normalised per response (see
-//     SearchTools). The user's words are always quoted before they reach
-//     MATCH. To bound the work of one query in a large index, words are
-//     taken rarest first within a budget of document frequencies, and a
-//     word in more than a quarter of all records is left to name matches.
+//   - "fts": whole-name and name-prefix matches first, then the text:
+//     names split into words, descriptions, tags, parameters and examples,
+//     ranked by weighted bm25 and normalised per response (see
+//     SearchTools). The text is ranked in memory (internal/textsearch),
+//     over the snapshot of the generation the search's transaction sees:
+//     tool queries are expanded there with synonyms and spelling
+//     corrections, each term weighted, while skill queries keep their own
+//     words, so skill scores are FTS5's. SQLite FTS5 is the index of
+//     record, written with the rows; it ranks a search only when no
+//     snapshot of that generation is at hand (a large catalogue that
+//     another process wrote, while its snapshot loads in the background),
+//     unexpanded, with the user's words quoted before they
+//     reach MATCH and, to bound the work of one query in a large index,
+//     taken rarest first within a budget of document frequencies (a word
+//     in more than a quarter of all records is left to name matches).
 //     Without FTS5 (or with Options.DisableFTS) an "fts" search runs as
 //     "regex" and its result says "regex".
 //
@@ -44,6 +52,16 @@
 //
 // Every search reads one snapshot of the database (one read transaction),
 // whatever is committed meanwhile; every write is one transaction. Name
-// matches and regex searches use an in-memory copy of the searchable fields,
-// used only when it is of the generation the search's transaction sees.
+// matches, regex searches and text ranking use an in-memory copy of the
+// searchable fields, used only when it is of the generation the search's
+// transaction sees; writes through the Store bring it to the new
+// generation as they commit.
+//
+// # Redaction
+//
+// Every skill text the store returns (search hits, skill_get, skill_list,
+// the directory, pre-flight retrieval) has personal data and credentials
+// redacted (Redact, unless Options.DisableRedaction) and references to
+// tools the caller may not see rewritten (the request's VisibleTool);
+// both live in internal/redact.
 package index
