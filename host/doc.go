@@ -32,12 +32,16 @@
 // then rewritten to count the instructions it runs: a budget check at every
 // loop head and function entry calls the host when the budget runs out,
 // where the deadline and Limits.MaxFuel are enforced, so a spinning guest
-// is stopped at its deadline and cannot stall garbage collection. A valid
-// module the rewriter cannot handle runs under wazero's
-// close-on-context-done instead. The deadline covers instantiation too: a
-// start function and the guest's initialisers run under it. Guests blocked
-// in a host call (sleep, HTTP, tool_call) are released by the host function
-// when the deadline passes. Tables are bounded by Config.WithMaxTableElements.
+// is stopped at its deadline and cannot stall garbage collection. A module
+// that cannot be metered (a valid module the rewriter cannot handle, or one
+// whose rewrite does not compile; Module.Metered says why), and every
+// module when Config.WithMetering is off, runs in a second runtime under
+// wazero's close-on-context-done, which stops it at its deadline too, at
+// the cost of a call out to Go at every loop head, and cannot count fuel.
+// The deadline covers instantiation too: a start function and the
+// guest's initialisers run under it. Guests blocked in a host call (sleep,
+// HTTP, tool_call) are released by the host function when the deadline
+// passes. Tables are bounded by Config.WithMaxTableElements.
 // A failed call returns a *CallError matching one of the sentinel errors
 // (ErrGuest, ErrTrap, ErrTimeout, ErrLimit, ErrDenied, ...), and the host
 // keeps serving other calls.

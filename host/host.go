@@ -22,9 +22,10 @@ import (
 	"github.com/skillhost/skillhost/host/internal/rewrite"
 )
 
-// Host runs guest modules. It owns one wazero runtime in which every guest
-// instance is stopped at its deadline (close-on-context-done), the
-// compilation cache, and the compiled modules by content hash.
+// Host runs guest modules. It owns the wazero runtimes (one for metered
+// modules, one with close-on-context-done for those that are not metered,
+// one that only validates), the compilation cache, and the compiled modules
+// by content hash.
 //
 // A Host is safe for concurrent use.
 type Host struct {
@@ -32,8 +33,8 @@ type Host struct {
 	// rt runs metered modules: rewritten to check a budget at every loop
 	// head and function entry, they need no help from the runtime to stop.
 	rt wazero.Runtime
-	// rtSafe runs the modules the rewriter refuses, with wazero's
-	// close-on-context-done.
+	// rtSafe runs the modules that are not metered (Module.Metered), with
+	// wazero's close-on-context-done.
 	rtSafe wazero.Runtime
 	// rtCheck only validates: every module is compiled by wazero's
 	// interpreter before anything else is done with it.
