@@ -67,7 +67,9 @@ func (run *Run) Call(ctx context.Context, name string, args json.RawMessage, opt
 		opts = &CallOptions{}
 	}
 	res := run.call(ctx, &call{run: run, tool: t, args: args, opts: opts})
-	run.reg.emit(ctx, run.rc, EventToolCall, callFields(t, res, time.Since(start), host.CallDepth(ctx)))
+	if run.reg.opts.Events != nil { // the fields cost a map and a clock read
+		run.reg.emit(ctx, run.rc, EventToolCall, callFields(t, res, time.Since(start), host.CallDepth(ctx)))
+	}
 	return res, nil
 }
 
@@ -116,6 +118,11 @@ func checkArgs(t *Tool, args json.RawMessage) (json.RawMessage, *Result) {
 	}
 	if args[0] != '{' {
 		return nil, errorResult(abi.CodeInvalidInput, "arguments for %q must be a JSON object, got %s", t.Name, jsonKind(args))
+	}
+	// Fast path: arguments the plan finds valid need no decoding. Anything
+	// else, valid or not, is checked (and reported) by the validator below.
+	if t.fast.Valid(args) {
+		return args, nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
@@ -183,7 +190,7 @@ func (r *Registry) normalise(t *Tool, res *Result) *Result {
 		return withLogs(errorResult(abi.CodeLimitExceeded, "tool %q returned %d bytes, above the %d-byte result cap",
 			t.Name, len(out), r.opts.MaxResultBytes), res)
 	}
-	if t.output != nil {
+	if t.output != nil && !t.fastOut.Valid(out) { // fast path: see checkArgs
 		vs, err := packs.ValidateJSON(t.output, out)
 		if err != nil || len(vs) > 0 {
 			if err != nil {

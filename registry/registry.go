@@ -11,6 +11,7 @@ import (
 	"github.com/gobwas/glob"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/fastschema"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -296,11 +297,13 @@ func (r *Registry) add(t *Tool, where string) error {
 		if t.input, err = packs.CompileSchema(t.InputSchema); err != nil {
 			return fmt.Errorf("%s: tool %q: input schema: %v", where, t.Name, err)
 		}
+		t.fast, _ = fastschema.Compile(t.InputSchema)
 	}
 	if len(t.OutputSchema) > 0 {
 		if t.output, err = packs.CompileSchema(t.OutputSchema); err != nil {
 			return fmt.Errorf("%s: tool %q: output schema: %v", where, t.Name, err)
 		}
+		t.fastOut, _ = fastschema.Compile(t.OutputSchema)
 	}
 	r.tools[t.Name] = t
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/fastschema"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -74,6 +75,9 @@ type Tool struct {
 
 	// input and output are the compiled schemas (nil: none declared).
 	input, output *jsonschema.Schema
+	// fast and fastOut are input's and output's zero-allocation checks,
+	// nil when a schema is outside the subset internal/fastschema covers.
+	fast, fastOut *fastschema.Plan
 	impl          impl
 }
 
