@@ -197,8 +197,11 @@ var envFuncs = []hostFunc{
 
 func logFunc(name string, level abi.LogLevel) hostFunc {
 	return hostFunc{name, []api.ValueType{i64}, none, func(_ context.Context, in *instance, s []uint64) {
-		if level >= in.logLevel {
+		if level >= in.logLevel && !in.logsTruncated {
+			// The message is copied only when it can still be kept.
 			in.log(level, "log", in.readBytes(s[0], "log message"))
+		} else if _, err := in.kernel.bytes(s[0]); err != nil {
+			trapf(errBadPointer, "reading log message: %v", err)
 		}
 		in.kernel.freeBlock(s[0])
 	}}
