@@ -197,11 +197,15 @@ var envFuncs = []hostFunc{
 
 func logFunc(name string, level abi.LogLevel) hostFunc {
 	return hostFunc{name, []api.ValueType{i64}, none, func(_ context.Context, in *instance, s []uint64) {
-		if level >= in.logLevel && !in.logsTruncated {
-			// The message is copied only when it can still be kept.
+		switch {
+		case level < in.logLevel:
+		case !in.logsTruncated:
 			in.log(level, "log", in.readBytes(s[0], "log message"))
-		} else if _, err := in.kernel.bytes(s[0]); err != nil {
-			trapf(errBadPointer, "reading log message: %v", err)
+		default:
+			// Past the log cap the message is checked, not copied.
+			if _, err := in.kernel.bytes(s[0]); err != nil {
+				trapf(errBadPointer, "reading log message: %v", err)
+			}
 		}
 		in.kernel.freeBlock(s[0])
 	}}
