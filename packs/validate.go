@@ -36,6 +36,8 @@ type Violation struct {
 func (v Violation) String() string { return v.Path + ": " + v.Message }
 
 // ErrNotJSON is returned by ValidateJSON for a document that is not JSON.
+// A document the validator cannot check (a number too large for it) is
+// reported as a violation, not an error.
 var ErrNotJSON = errors.New("not a JSON document")
 
 // ValidateJSON checks doc against s and returns every violation, sorted
@@ -52,8 +54,16 @@ func ValidateJSON(s *jsonschema.Schema, doc []byte) ([]Violation, error) {
 // ValidateValue is ValidateJSON for a document already decoded by
 // jsonschema.UnmarshalJSON; doc is its text, read again only to locate
 // violations when there are some.
-func ValidateValue(s *jsonschema.Schema, v any, doc []byte) ([]Violation, error) {
-	err := s.Validate(v)
+func ValidateValue(s *jsonschema.Schema, v any, doc []byte) (vs []Violation, err error) {
+	defer func() {
+		// The validator panics on numbers math/big cannot hold (an
+		// exponent of a million digits); such a document is refused,
+		// never allowed to take the process down.
+		if p := recover(); p != nil {
+			vs, err = []Violation{{Path: "$", Message: "holds a number too large to check; use a number within ±1e1000"}}, nil
+		}
+	}()
+	err = s.Validate(v)
 	if err == nil {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package packs_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,6 +49,16 @@ func TestValidateJSON(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.doc, d)
 		}
 	}
+	// A number too large for the validator's arithmetic is a violation,
+	// not a crash.
+	num, err := packs.CompileSchema([]byte(`{"type":"object","properties":{"x":{"type":"number","minimum":0}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := packs.ValidateJSON(num, []byte(`{"x":1e1000001}`))
+	if err != nil || len(vs) != 1 || !strings.Contains(vs[0].Message, "too large") {
+		t.Errorf("huge number: %v, %v", vs, err)
+	}
 	if _, err := packs.ValidateJSON(s, []byte(`{"text":`)); !errors.Is(err, packs.ErrNotJSON) {
 		t.Errorf("truncated JSON: err = %v, want ErrNotJSON", err)
 	}
@@ -58,7 +69,7 @@ func FuzzValidateJSON(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, seed := range []string{`{"a":["x"]}`, `{"a":[1,{"b":2}]}`, `{"b":{"x":"y","\"q":1}}`, `[]`, `"s"`, `{"a":`} {
+	for _, seed := range []string{`{"a":["x"],"b":{"n":1e1000001}}`, `{"a":["x"]}`, `{"a":[1,{"b":2}]}`, `{"b":{"x":"y","\"q":1}}`, `[]`, `"s"`, `{"a":`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {

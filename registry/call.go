@@ -76,6 +76,15 @@ func (run *Run) Call(ctx context.Context, name string, args json.RawMessage, opt
 // call validates, dispatches and normalises one call.
 func (run *Run) call(ctx context.Context, c *call) (res *Result) {
 	t := c.tool
+	defer func() {
+		if p := recover(); p != nil {
+			// Nothing a call brings — arguments, an implementation's bug —
+			// may take the process down; the stack goes to the log, not
+			// to the model.
+			run.reg.emit(ctx, run.rc, EventToolPanic, map[string]any{"tool_name": t.Name, "panic": fmt.Sprint(p), "stack": string(debug.Stack())})
+			res = errorResult(abi.CodeInternal, "tool %q failed inside the host", t.Name)
+		}
+	}()
 	args, bad := checkArgs(t, c.args)
 	if bad != nil {
 		return bad
@@ -86,14 +95,6 @@ func (run *Run) call(ctx context.Context, c *call) (res *Result) {
 			return errorResult(abi.CodeInvalidInput, "%v", err)
 		}
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			// An implementation must never take the process down; the
-			// stack goes to the log, not to the model.
-			run.reg.emit(ctx, run.rc, EventToolPanic, map[string]any{"tool_name": t.Name, "panic": fmt.Sprint(p), "stack": string(debug.Stack())})
-			res = errorResult(abi.CodeInternal, "tool %q failed inside the host", t.Name)
-		}
-	}()
 	res, err := t.impl.call(ctx, c)
 	if err != nil {
 		var te *ToolError

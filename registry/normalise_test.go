@@ -81,3 +81,40 @@ func TestCheckToolConfig(t *testing.T) {
 		t.Error("a secret's value is in the message")
 	}
 }
+
+// schemaTool is a native tool with an input schema that returns {}.
+type schemaTool struct {
+	name   string
+	schema string
+}
+
+func (s schemaTool) Describe() packs.Tool {
+	return packs.Tool{Name: s.name, Description: "Checks its arguments.", Loading: packs.LoadingAlways, InputSchema: json.RawMessage(s.schema)}
+}
+func (schemaTool) Execute(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage(`{}`), nil
+}
+
+// A number too large for the validator's arithmetic is refused as a bad
+// argument; it once panicked inside the validator, before any recovery.
+func TestHugeNumbersInArguments(t *testing.T) {
+	reg, err := registry.New(context.Background(), nil, registry.Options{Natives: []registry.Native{
+		schemaTool{"bounded", `{"type":"object","properties":{"x":{"type":"number","minimum":0,"maximum":10}}}`},
+		schemaTool{"multiple", `{"type":"object","properties":{"x":{"type":"number","multipleOf":0.5}}}`},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := reg.NewRun(registry.RunContext{}, nil)
+	for _, name := range []string{"bounded", "multiple"} {
+		for _, args := range []string{`{"x":1e1000001}`, `{"x":-1e1000001}`, `{"x":1e-1000001}`} {
+			res, err := run.Call(context.Background(), name, json.RawMessage(args), nil)
+			if err != nil || res == nil {
+				t.Fatalf("%s %s: %+v, %v", name, args, res, err)
+			}
+			if !res.IsError && name == "bounded" && args != `{"x":1e-1000001}` {
+				t.Errorf("%s %s passed", name, args)
+			}
+		}
+	}
+}
