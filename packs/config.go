@@ -178,6 +178,8 @@ type Config struct {
 	// SkillDiscovery holds the [skill_discovery] section: the skill
 	// discovery tools, pre-flight retrieval and the skill directory.
 	SkillDiscovery SkillDiscoveryConfig `json:"skill_discovery,omitzero"`
+	// stateDirSet records that the file sets state_dir itself.
+	stateDirSet bool
 }
 
 // Values of the discovery settings, as the registry and the index name
@@ -384,6 +386,11 @@ type Mount struct {
 	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
+// StateDirSet reports whether the config file sets state_dir itself;
+// without it, StateDir is .skillhost beside the file, and skillhost keeps
+// its state in the user's folders instead (see skillhost.StateDir).
+func (c *Config) StateDirSet() bool { return c != nil && c.stateDirSet }
+
 // DefaultConfig returns the configuration used when there is no config
 // file: bundled skills, ~/.skillhost/skills and ./skills, depth 3, and no
 // grants. Relative paths are kept relative to the working directory.
@@ -459,7 +466,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		switch kv.key.last() {
 		case "state_dir":
 			if s, ok := r.path(kv); ok {
-				c.StateDir = s
+				c.StateDir, c.stateDirSet = s, true
 			}
 		case "sources":
 			r.sources(c, kv)

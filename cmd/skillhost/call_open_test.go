@@ -12,16 +12,16 @@ import (
 
 // TestCallOpensEngineOnceWithoutIndex: skillhost call opens the engine
 // once, grant flags included, and never creates or writes the discovery
-// index. It runs in a fresh folder with the default state folder
-// (.skillhost), whose cache is the tests' shared one.
+// index. It runs in a fresh folder with the state folder named by
+// $SKILLHOST_STATE_DIR, whose cache is the tests' shared one.
 func TestCallOpensEngineOnceWithoutIndex(t *testing.T) {
-	t.Setenv("SKILLHOST_STATE_DIR", "")
+	work := t.TempDir()
+	t.Setenv("SKILLHOST_STATE_DIR", filepath.Join(work, ".skillhost"))
 	t.Setenv("SKILLHOST_CONFIG", "")
 	data := t.TempDir()
 	if err := os.WriteFile(filepath.Join(data, "notes.txt"), []byte("from the mount\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(stateDir, "cache"), 0o755); err != nil {
 		t.Fatal(err)
 	}

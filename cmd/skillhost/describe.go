@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -31,24 +33,29 @@ ready to paste into a manifest.`,
 			ctx := cmd.Context()
 			wasm, err := os.ReadFile(args[0])
 			if err != nil {
-				return usageErr("reading module: %v", err)
+				return usageErr("reading module %s: %v", args[0], pathErr(err))
 			}
-			dir, err := stateDirOf(g)
+			// describe only reads: it uses the compilation cache when
+			// there is one, and creates none.
+			cache, err := moduleCacheDir(g, false)
 			if err != nil {
 				return err
 			}
-			h, err := host.New(ctx, host.NewConfig().WithCacheDir(filepath.Join(dir, "cache")))
+			h, err := host.New(ctx, host.NewConfig().WithCacheDir(cache))
 			if err != nil {
-				return usageErr("%v", err)
+				return usageErr("%s", message(err))
 			}
 			defer h.Close(ctx)
-			m, err := h.Load(ctx, wasm, host.LoadOptions{Name: filepath.Base(args[0])})
+			name := filepath.Base(args[0])
+			done := g.compiling(name, len(wasm))
+			m, err := h.Load(ctx, wasm, host.LoadOptions{Name: name})
+			done()
 			if err != nil {
-				return usageErr("%v", err)
+				return usageErr("%s", message(err))
 			}
 			d, err := m.Describe(ctx)
 			if err != nil {
-				return usageErr("%v", err)
+				return usageErr("%s", message(err))
 			}
 			if asJSON {
 				b, _ := json.MarshalIndent(d, "", "  ")
@@ -83,13 +90,30 @@ ready to paste into a manifest.`,
 	return cmd
 }
 
-// stateDirOf returns the state folder of a command that opens no engine,
-// resolved as skillhost.Open resolves it: --state-dir, else the operator
-// config's state_dir, else $SKILLHOST_STATE_DIR, else .skillhost.
-func stateDirOf(g *globals) (string, error) {
-	op, err := packs.LoadConfig(g.config)
+// stateOf returns the state folders of the global flags, resolved as
+// skillhost.Open resolves them: --state-dir, else the operator config's
+// state_dir, else $SKILLHOST_STATE_DIR, else the user's folders.
+func stateOf(g *globals) (skillhost.StateFolders, error) {
+	op, err := packs.LoadConfig(g.configFile)
 	if err != nil {
-		return "", usageErr("%v", err)
+		return skillhost.StateFolders{}, usageErr("%s", message(err))
 	}
 	return skillhost.StateDir(skillhost.Config{StateDir: g.stateDir}, op), nil
+}
+
+// moduleCacheDir returns the compilation cache folder of a command that
+// loads a module without an engine. When create is false and the folder
+// does not exist, it returns "": the module is compiled in memory and
+// nothing is created.
+func moduleCacheDir(g *globals, create bool) (string, error) {
+	st, err := stateOf(g)
+	if err != nil {
+		return "", err
+	}
+	if !create {
+		if _, err := os.Stat(st.Cache); errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+	}
+	return st.Cache, nil
 }

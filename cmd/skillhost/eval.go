@@ -33,7 +33,7 @@ Each catalog line is a tool in OpenAI function shape, {"name","description",
 {"query": "...", "expected": ["tool_name", ...]}; a query counts as found at k
 when any expected tool is among the first k results. --catalog and --queries
 may be repeated to combine files.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(catalogs) == 0 || len(queryFiles) == 0 {
 				return usageErr("eval needs --catalog and --queries (see skillhost eval --help)")

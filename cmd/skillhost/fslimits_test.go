@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// --max-write and --max-open-files hold a module to the write quota and
+// --write-max and --open-files-max hold a module to the write quota and
 // the open-file cap; without them the defaults (64 MiB, 64 files) hold.
 func TestCallModuleFilesystemLimits(t *testing.T) {
 	dir := t.TempDir()
@@ -27,19 +27,19 @@ func TestCallModuleFilesystemLimits(t *testing.T) {
 		{"default write quota", []string{"--export", "write_flood", "--input", "/data/a 1048576", "--allow-path", mount}, 0, "1048576 ok", ""},
 		// 4 KiB for the file, then three 64 KiB chunks fit in 256 KiB;
 		// the fourth does not, and nothing of it is written.
-		{"write quota", []string{"--export", "write_flood", "--input", "/data/b 1048576", "--allow-path", mount, "--max-write", "256KiB"},
+		{"write quota", []string{"--export", "write_flood", "--input", "/data/b 1048576", "--allow-path", mount, "--write-max", "256KiB"},
 			0, "196608 write /data/b: Quota exceeded", ""},
 		{"default open files", []string{"--export", "open_flood", "--input", "/data/f.txt 10", "--allow-path", mount}, 0, "10 ok", ""},
-		{"open files", []string{"--export", "open_flood", "--input", "/data/f.txt 10", "--allow-path", mount, "--max-open-files", "3"},
+		{"open files", []string{"--export", "open_flood", "--input", "/data/f.txt 10", "--allow-path", mount, "--open-files-max", "3"},
 			0, "3 open /data/f.txt: Too many open files", ""},
-		{"zero write quota", []string{"--export", "noop", "--max-write", "0"}, 2, "", "--max-write 0 must be a positive size such as 1MiB; to refuse every write, mount the folder read-only with :ro"},
-		{"bad write size", []string{"--export", "noop", "--max-write", "lots"}, 2, "", `--max-write: size "lots" must start with a number`},
-		{"negative write size", []string{"--export", "noop", "--max-write", "-1"}, 2, "", `--max-write: size "-1" must start with a number`},
-		{"write size too large", []string{"--export", "noop", "--max-write", "99999999999GiB"}, 2, "", `--max-write: size "99999999999GiB" is too large`},
-		{"zero open files", []string{"--export", "noop", "--max-open-files", "0"}, 2, "", "--max-open-files 0 must be a positive number of files"},
-		{"negative open files", []string{"--export", "noop", "--max-open-files", "-2"}, 2, "", "--max-open-files -2 must be a positive number of files"},
-		{"too many open files", []string{"--export", "noop", "--max-open-files", "2000000"}, 2, "", "--max-open-files 2000000 is above 1048576"},
-		{"open files not a number", []string{"--export", "noop", "--max-open-files", "many"}, 2, "", `invalid argument "many" for "--max-open-files"`},
+		{"zero write quota", []string{"--export", "noop", "--write-max", "0"}, 2, "", "--write-max 0 must be a positive size such as 1MiB; to refuse every write, mount the folder read-only with :ro"},
+		{"bad write size", []string{"--export", "noop", "--write-max", "lots"}, 2, "", `--write-max: size "lots" must start with a number`},
+		{"negative write size", []string{"--export", "noop", "--write-max", "-1"}, 2, "", `--write-max: size "-1" must start with a number`},
+		{"write size too large", []string{"--export", "noop", "--write-max", "99999999999GiB"}, 2, "", `--write-max: size "99999999999GiB" is too large`},
+		{"zero open files", []string{"--export", "noop", "--open-files-max", "0"}, 2, "", "--open-files-max 0 must be a positive number of files"},
+		{"negative open files", []string{"--export", "noop", "--open-files-max", "-2"}, 2, "", "--open-files-max -2 must be a positive number of files"},
+		{"too many open files", []string{"--export", "noop", "--open-files-max", "2000000"}, 2, "", "--open-files-max 2000000 is above 1048576"},
+		{"open files not a number", []string{"--export", "noop", "--open-files-max", "many"}, 2, "", `invalid argument "many" for "--open-files-max"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,15 +51,17 @@ func TestCallModuleFilesystemLimits(t *testing.T) {
 	}
 }
 
-// On a pack tool the flags add to the operator's grant, as --max-memory
+// On a pack tool the flags add to the operator's grant, as --memory-max
 // does: an explicit zero is refused there too rather than ignored.
 func TestCallToolFilesystemLimitFlags(t *testing.T) {
 	_, flags := relaySetup(t, "")
-	// call has a --config flag of its own (K=V), so the file is named by
-	// the environment.
-	t.Setenv("SKILLHOST_CONFIG", flags[1])
-	r := cli(t, "", append(flags[2:], "call", "call_tool", "{}", "--max-open-files", "0")...)
-	if r.code != 2 || !strings.Contains(r.stderr, "--max-open-files 0 must be a positive number of files") {
-		t.Errorf("exit %d, stderr %q; want a usage error for --max-open-files 0", r.code, r.stderr)
+	r := cli(t, "", append(flags, "call", "call_tool", "{}", "--open-files-max", "0")...)
+	if r.code != 2 || !strings.Contains(r.stderr, "--open-files-max 0 must be a positive number of files") {
+		t.Errorf("exit %d, stderr %q; want a usage error for --open-files-max 0", r.code, r.stderr)
+	}
+	// The name of earlier versions still works, with a warning.
+	r = cli(t, "", append(flags, "call", "call_tool", "{}", "--max-open-files", "0")...)
+	if r.code != 2 || !strings.Contains(r.stderr, "--max-open-files is now --open-files-max") || r.stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a warning naming --open-files-max", r.code, r.stdout, r.stderr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -33,22 +35,45 @@ type grantFlags struct {
 
 func (f *grantFlags) register(fs *pflag.FlagSet) {
 	f.flags = fs
+	const packNote = "; a pack tool's limit is its pack's, lowered or raised within the operator's ceilings: see call TOOL --dry-run"
 	fs.StringArrayVar(&f.hosts, "allow-host", nil, "let the guest reach this host glob over HTTP, e.g. api.example.com or *.example.com (repeatable)")
 	fs.StringArrayVar(&f.paths, "allow-path", nil, "mount HOST folder at GUEST path, read-only with :ro — HOST:GUEST[:ro] (repeatable)")
 	fs.BoolVar(&f.private, "allow-private-network", false, "let HTTP reach loopback, private and link-local addresses (refused by default)")
-	fs.StringArrayVar(&f.config, "config", nil, "config value K=V the guest reads with config_get (repeatable)")
+	fs.StringArrayVar(&f.config, "config", nil, "guest config value K=V, read with config_get (repeatable)")
 	fs.StringArrayVar(&f.env, "env", nil, "pass env var NAME (value from this environment) or NAME=VALUE to the guest (repeatable)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit of the call, e.g. 5s (default 30s)")
-	fs.StringVar(&f.maxMemory, "max-memory", "", "cap on the guest's memory, e.g. 64MiB (default 256MiB)")
-	fs.Int64Var(&f.maxFuel, "max-fuel", 0, "cap on the instructions the call may run, the same on any machine (default unlimited)")
-	fs.StringVar(&f.maxWrite, "max-write", "", "cap on what the call may write to its mounts, e.g. 1MiB (default 64MiB)")
-	fs.Int64Var(&f.maxOpen, "max-open-files", 0, "cap on the files the guest may hold open at once (default 64)")
+	fs.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("wall-clock limit of the call, e.g. 5s (--module: default %v%s)", host.DefaultTimeout, packNote))
+	fs.StringVar(&f.maxMemory, "memory-max", "", fmt.Sprintf("cap on the guest's memory, e.g. 64MiB (--module: default %s%s)", size(host.DefaultMaxMemoryBytes), packNote))
+	fs.Int64Var(&f.maxFuel, "fuel-max", 0, "cap on the instructions the call may run, the same on any machine (--module: default unlimited"+packNote+")")
+	fs.StringVar(&f.maxWrite, "write-max", "", fmt.Sprintf("cap on what the call may write to its mounts, e.g. 1MiB (--module: default %s%s)", size(host.DefaultMaxWriteBytes), packNote))
+	fs.Int64Var(&f.maxOpen, "open-files-max", 0, fmt.Sprintf("cap on the files the guest may hold open at once (--module: default %d%s)", host.DefaultMaxOpenFiles, packNote))
 	fs.StringVar(&f.logLevel, "log-level", "warn", "lowest guest log level printed to stderr: trace, debug, info, warn, error or off")
+	// The names of earlier versions still work, hidden, with a warning
+	// (warnRenamed).
+	for old, name := range renamedFlags {
+		fl := fs.Lookup(name)
+		fs.AddFlag(&pflag.Flag{Name: old, Usage: fl.Usage, Value: fl.Value, DefValue: fl.DefValue, Hidden: true})
+	}
+}
+
+// renamedFlags are the limit flags' names of earlier versions, by the
+// names they have now, which follow the Extism CLI's --memory-max.
+var renamedFlags = map[string]string{"max-memory": "memory-max", "max-fuel": "fuel-max", "max-write": "write-max", "max-open-files": "open-files-max"}
+
+// warnRenamed warns on w of each flag given by its former name.
+func (f *grantFlags) warnRenamed(w io.Writer) {
+	if f.flags == nil {
+		return
+	}
+	for _, old := range []string{"max-memory", "max-fuel", "max-write", "max-open-files"} {
+		if f.flags.Changed(old) {
+			fmt.Fprintf(w, "skillhost: warning: --%s is now --%s\n", old, renamedFlags[old])
+		}
+	}
 }
 
 func (f *grantFlags) set() bool {
 	return len(f.hosts)+len(f.paths)+len(f.config)+len(f.env) > 0 || f.private || f.timeout != 0 || f.maxMemory != "" || f.maxFuel != 0 ||
-		f.maxWrite != "" || f.maxOpen != 0 || f.flags != nil && f.flags.Changed("max-open-files")
+		f.maxWrite != "" || f.maxOpen != 0 || f.changed("open-files-max")
 }
 
 // grant turns the flags into a Grant.
@@ -66,7 +91,10 @@ func (f *grantFlags) grant() (skillhost.Grant, error) {
 	for _, kv := range f.config {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return g, usageErr("--config %q must be KEY=VALUE", kv)
+			if !strings.Contains(kv, "=") && (strings.HasSuffix(kv, ".toml") || fileExists(kv)) {
+				return g, usageErr("--config %s: --config K=V is a guest config value; name the operator config file with --config-file FILE (or $%s)", kv, packs.ConfigEnv)
+			}
+			return g, usageErr("--config %q must be KEY=VALUE, a guest config value", kv)
 		}
 		if g.Config == nil {
 			g.Config = map[string]string{}
@@ -91,37 +119,58 @@ func (f *grantFlags) grant() (skillhost.Grant, error) {
 	}
 	g.Limits.Timeout = f.timeout
 	if f.maxFuel < 0 {
-		return g, usageErr("--max-fuel %d must be positive", f.maxFuel)
+		return g, usageErr("--fuel-max %d must be positive", f.maxFuel)
 	}
 	g.Limits.MaxFuel = f.maxFuel
 	if f.maxMemory != "" {
 		n, err := packs.ParseSize(f.maxMemory)
 		if err != nil {
-			return g, usageErr("--max-memory: %v", err)
+			return g, usageErr("--memory-max: %v", err)
 		}
 		if n > 4<<30 {
-			return g, usageErr("--max-memory %s is above the 4 GiB a guest can address", f.maxMemory)
+			return g, usageErr("--memory-max %s is above the 4 GiB a guest can address", f.maxMemory)
 		}
 		g.Limits.MaxMemoryBytes = n
 	}
 	if f.maxWrite != "" {
 		n, err := packs.ParseSize(f.maxWrite)
 		if err != nil {
-			return g, usageErr("--max-write: %v", err)
+			return g, usageErr("--write-max: %v", err)
 		}
 		if n == 0 {
-			return g, usageErr("--max-write %s must be a positive size such as 1MiB; to refuse every write, mount the folder read-only with :ro", f.maxWrite)
+			return g, usageErr("--write-max %s must be a positive size such as 1MiB; to refuse every write, mount the folder read-only with :ro", f.maxWrite)
 		}
 		g.Limits.MaxWriteBytes = int64(n)
 	}
 	switch {
-	case f.maxOpen < 0 || f.maxOpen == 0 && f.flags != nil && f.flags.Changed("max-open-files"):
-		return g, usageErr("--max-open-files %d must be a positive number of files", f.maxOpen)
+	case f.maxOpen < 0 || f.maxOpen == 0 && f.changed("open-files-max"):
+		return g, usageErr("--open-files-max %d must be a positive number of files", f.maxOpen)
 	case f.maxOpen > packs.MaxOpenFilesCeiling:
-		return g, usageErr("--max-open-files %d is above %d, the most files a process may hold open", f.maxOpen, packs.MaxOpenFilesCeiling)
+		return g, usageErr("--open-files-max %d is above %d, the most files a process may hold open", f.maxOpen, packs.MaxOpenFilesCeiling)
 	}
 	g.Limits.MaxOpenFiles = f.maxOpen
 	return g, nil
+}
+
+// changed reports whether the flag name, or its former name, was given.
+func (f *grantFlags) changed(name string) bool {
+	if f.flags == nil {
+		return false
+	}
+	if f.flags.Changed(name) {
+		return true
+	}
+	for old, n := range renamedFlags {
+		if n == name && f.flags.Changed(old) {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 func (f *grantFlags) level() (abi.LogLevel, error) {

@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/packs"
 )
 
 // listRow is one tool or skill in `skillhost list --json`.
@@ -22,6 +25,9 @@ type listRow struct {
 	Risk        string `json:"risk_level,omitempty"`
 	// Format is how a skill is written: "agent" (SKILL.md) or "playbook".
 	Format string `json:"format,omitempty"`
+	// Aliases are a playbook skill's other names, which show also takes:
+	// its file's name (without .skill.<ext>) and its title.
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 func newListCmd(g *globals) *cobra.Command {
@@ -29,13 +35,22 @@ func newListCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--json] [--tools|--skills]",
 		Short: "List the tools and skills of the loaded sources",
-		Args:  cobra.NoArgs,
+		Long: `List the tools and skills of the loaded sources, one a line. A playbook
+skill's file name (without .skill.<ext>) follows its canonical name in
+brackets; --json lists its aliases (file name and title). list creates no
+file.`,
+		Example: `  skillhost list
+  skillhost list --skills --json`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := openEngine(cmd.Context(), g, nil)
+			if toolsOnly && skillsOnly {
+				return usageErr("--tools and --skills leave nothing to list together; give one of them or neither")
+			}
+			e, done, err := openReadOnly(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
-			defer e.Close(cmd.Context())
+			defer done()
 			var rows []listRow
 			if !skillsOnly {
 				for _, t := range e.Tools() {
@@ -44,10 +59,15 @@ func newListCmd(g *globals) *cobra.Command {
 				}
 			}
 			if !toolsOnly {
+				perFile := map[string]int{}
+				for _, se := range e.Skills() {
+					perFile[se.Path]++
+				}
 				for _, se := range e.Skills() {
 					s := se.Skill
 					rows = append(rows, listRow{Kind: "skill", Name: s.Name, Description: skillSummary(s.Description, s.Trigger, s.Title),
-						Pack: s.Pack, Version: s.Metadata["version"], Source: se.Source, Path: se.Path, Format: string(s.Kind)})
+						Pack: s.Pack, Version: s.Metadata["version"], Source: se.Source, Path: se.Path, Format: string(s.Kind),
+						Aliases: aliasesOf(se, perFile[se.Path])})
 				}
 			}
 			if asJSON {
@@ -69,7 +89,11 @@ func newListCmd(g *globals) *cobra.Command {
 				if r.Version != "" {
 					pack += " " + r.Version
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, kind, pack, r.Source, risk, firstSentence(r.Description))
+				name := r.Name
+				if r.Format == string(packs.KindPlaybook) && len(r.Aliases) > 0 && playbookStem(filepath.Base(r.Path)) == r.Aliases[0] {
+					name += " (" + r.Aliases[0] + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, kind, pack, r.Source, risk, firstSentence(r.Description))
 			}
 			return tw.Flush()
 		},

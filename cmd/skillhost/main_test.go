@@ -67,14 +67,14 @@ func TestCallModule(t *testing.T) {
 		{"config", []string{"--module", fixture("wat/echo.wasm"), "--export", "config", "--input", "k", "--config", "k=v"}, "", 0, "v", ""},
 		{"env from the flag", []string{"--module", fixture("go/gocaps/gocaps.wasm"), "--export", "getenv", "--input", "TOKEN", "--env", "TOKEN=abc"}, "", 0, "abc", ""},
 		{"env not granted", []string{"--module", fixture("go/gocaps/gocaps.wasm"), "--export", "getenv", "--input", "HOME"}, "", 0, "<unset>", ""},
-		{"fuel cap", []string{"--module", fixture("wat/loop.wasm"), "--export", "spin", "--max-fuel", "1000000"}, "", 1, "", "fuel limit of 1000000"},
-		{"memory cap", []string{"--module", fixture("wat/membomb.wasm"), "--export", "grow", "--max-memory", "1MiB"}, "", 0, "16", ""},
-		{"unknown export", []string{"--module", fixture("wat/echo.wasm"), "--export", "nope"}, "", 2, "", "exports [config echo"},
+		{"fuel cap", []string{"--module", fixture("wat/loop.wasm"), "--export", "spin", "--fuel-max", "1000000"}, "", 1, "", "fuel limit of 1000000"},
+		{"memory cap", []string{"--module", fixture("wat/membomb.wasm"), "--export", "grow", "--memory-max", "1MiB"}, "", 0, "16", ""},
+		{"unknown export", []string{"--module", fixture("wat/echo.wasm"), "--export", "nope"}, "", 2, "", "it exports config, echo"},
 		{"unknown import", []string{"--module", fixture("wat/unknown_import.wasm"), "--export", "x"}, "", 2, "", "env.evil"},
 		{"missing file", []string{"--module", "/no/such.wasm", "--export", "x"}, "", 2, "", "reading module"},
 		{"no export flag", []string{"--module", fixture("wat/echo.wasm")}, "", 2, "", "--export"},
 		{"bad mount", []string{"--module", fixture("wat/echo.wasm"), "--export", "noop", "--allow-path", "nocolon"}, "", 2, "", "HOST:GUEST"},
-		{"bad size", []string{"--module", fixture("wat/echo.wasm"), "--export", "noop", "--max-memory", "lots"}, "", 2, "", "--max-memory"},
+		{"bad size", []string{"--module", fixture("wat/echo.wasm"), "--export", "noop", "--memory-max", "lots"}, "", 2, "", "--memory-max"},
 		{"bad flag", []string{"--module", fixture("wat/echo.wasm"), "--bogus"}, "", 2, "", "unknown flag"},
 	}
 	for _, tt := range tests {
@@ -128,10 +128,10 @@ func TestCallTool(t *testing.T) {
 	if r := cli(t, "", "call", "slugify", `{"text": 5}`, "--json"); r.code != 1 || !strings.Contains(r.stdout, `"is_error":true`) {
 		t.Errorf("tool error as JSON: %+v", r)
 	}
-	if r := cli(t, "", "call", "slugify", `not json`); r.code != 2 || !strings.Contains(r.stderr, "JSON object") {
+	if r := cli(t, "", "call", "slugify", `not json`); r.code != 1 || !strings.Contains(r.stderr, "slugify: invalid_input: the arguments are not valid JSON") {
 		t.Errorf("bad JSON: %+v", r)
 	}
-	if r := cli(t, "", "call", "no_such_tool", `{}`); r.code != 2 || !strings.Contains(r.stderr, "not found") {
+	if r := cli(t, "", "call", "no_such_tool", `{}`); r.code != 2 || !strings.Contains(r.stderr, "no_such_tool: not_found: no tool is called") {
 		t.Errorf("unknown tool: %+v", r)
 	}
 	if r := cli(t, "", "call"); r.code != 2 {

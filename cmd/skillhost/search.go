@@ -2,8 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -21,15 +22,41 @@ func newSearchCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search [--skills] [--type fts|regex|exact] [--limit N] [--json] QUERY",
 		Short: "Search the tools (tool_search) or skills (skill_search) of the loaded sources",
+		Long: `Search the tools of the loaded sources as a model's tool_search does, or
+their skills (--skills) as skill_search does. QUERY is words (--type fts,
+the default), a regular expression (--type regex) or a tool name (--type
+exact). search brings the discovery index up to date first (in the user's
+data folder, or the state folder), creating it when there is none.`,
+		Example: `  skillhost search "count the words in a text"
+  skillhost search --type regex 'slug|word'
+  skillhost search --skills "paginate an api" --limit 3 --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErr("search needs a QUERY")
+				return usageErr("search needs a QUERY: the words, tool name (--type exact) or pattern (--type regex) to look for")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			query := strings.Join(args, " ")
+			switch {
+			case searchType != "fts" && searchType != "regex" && searchType != "exact":
+				return usageErr("--type %q must be fts, regex or exact", searchType)
+			case limit < 1 || limit > index.MaxLimit:
+				return usageErr("--limit %d is out of range: give 1 to %d", limit, index.MaxLimit)
+			case taskType != "" && !skills:
+				return usageErr("--task-type goes with --skills: tools have no task type")
+			case taskType != "" && !slices.Contains(index.TaskTypes, taskType):
+				return usageErr("--task-type %q must be one of %s", taskType, strings.Join(index.TaskTypes, ", "))
+			case cmd.Flags().Changed("include-always-loaded") && skills:
+				return usageErr("--include-always-loaded goes with a tool search, not --skills")
+			case strings.TrimSpace(query) == "":
+				return searchFlagErr(index.ErrEmptyQuery, limit, searchType, taskType)
+			case searchType == "regex":
+				if _, err := regexp.Compile(query); err != nil {
+					return usageErr("the --type regex pattern %q is not valid: %s", query, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+				}
+			}
 			e, err := openEngine(ctx, g, nil)
 			if err != nil {
 				return err
@@ -40,9 +67,14 @@ func newSearchCmd(g *globals) *cobra.Command {
 			if skills {
 				res, err := e.SearchSkills(ctx, index.SkillQuery{Query: query, SearchType: searchType, Limit: limit, TaskType: taskType})
 				if err != nil {
-					return searchErr(err)
+					return searchFlagErr(err, limit, searchType, taskType)
 				}
 				out = res
+				if !asJSON && len(res.Skills) == 0 {
+					fmt.Fprintf(g.stdout, "no skill matches %q (--type %s)%s; or search the tools: skillhost search without --skills\n",
+						query, searchType, otherTypes(searchType))
+					return nil
+				}
 				if !asJSON {
 					fmt.Fprintf(tw, "SKILL\tSCORE\tTASK\tTRIGGER\t(%s)\n", res.SearchType)
 					for _, h := range res.Skills {
@@ -52,9 +84,14 @@ func newSearchCmd(g *globals) *cobra.Command {
 			} else {
 				res, err := e.SearchTools(ctx, index.ToolQuery{Query: query, SearchType: searchType, Limit: limit, IncludeAlwaysLoaded: always})
 				if err != nil {
-					return searchErr(err)
+					return searchFlagErr(err, limit, searchType, taskType)
 				}
 				out = res
+				if !asJSON && len(res.Tools) == 0 {
+					fmt.Fprintf(g.stdout, "no tool matches %q (--type %s)%s; or search the skills: skillhost search --skills\n",
+						query, searchType, otherTypes(searchType))
+					return nil
+				}
 				if !asJSON {
 					fmt.Fprintf(tw, "TOOL\tSCORE\tMATCH\tLOADING\tDESCRIPTION\t(%s)\n", res.SearchType)
 					for _, h := range res.Tools {
@@ -75,22 +112,23 @@ func newSearchCmd(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&skills, "skills", false, "search skills instead of tools")
-	f.StringVar(&searchType, "type", "fts", "search type: fts, regex or exact")
-	f.IntVar(&limit, "limit", 8, "results to return, 1 to 20")
+	f.StringVar(&searchType, "type", "fts", "search type: fts (words), regex (a pattern) or exact (a tool name)")
+	f.IntVar(&limit, "limit", index.DefaultLimit, fmt.Sprintf("results to return, 1 to %d", index.MaxLimit))
 	f.BoolVar(&asJSON, "json", false, "print the tool_search / skill_search response as JSON")
 	f.BoolVar(&always, "include-always-loaded", true, "include tools that are always loaded")
-	f.StringVar(&taskType, "task-type", "", "with --skills: only skills of this task type (browser, api, code, domain, unknown)")
+	f.StringVar(&taskType, "task-type", "", "with --skills: only skills of this task type ("+strings.Join(index.TaskTypes, ", ")+")")
 	return cmd
 }
 
-// searchErr turns a refused query into a usage error.
-func searchErr(err error) error {
-	for _, s := range []error{index.ErrEmptyQuery, index.ErrBadSearchType, index.ErrPatternTooLong, index.ErrBadLimit} {
-		if errors.Is(err, s) {
-			return usageErr("%v", err)
-		}
+// otherTypes suggests the search types other than t.
+func otherTypes(t string) string {
+	switch t {
+	case "fts":
+		return "; try --type regex for a pattern or --type exact for a name"
+	case "regex":
+		return "; try the words with --type fts"
 	}
-	return err
+	return "; try the words with --type fts or a pattern with --type regex"
 }
 
 func newIndexCmd(g *globals) *cobra.Command {
@@ -98,9 +136,14 @@ func newIndexCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index [--rebuild]",
 		Short: "Bring the discovery index up to date with the loaded sources",
-		Long: `Bring the discovery index (STATE_DIR/index.db) up to date: only tools and
-skills whose content changed are rewritten. --rebuild rewrites every tool.`,
-		Args: cobra.NoArgs,
+		Long: `Bring the discovery index up to date: only tools and skills whose content
+changed are rewritten. --rebuild rewrites every tool. The index is index.db
+in the state folder when one is named (--state-dir, state_dir,
+$SKILLHOST_STATE_DIR), else skillhost/index.db in the user's data folder;
+skillhost cache info shows where.`,
+		Example: `  skillhost index
+  skillhost index --rebuild`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			e, err := openEngine(ctx, g, nil)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -21,6 +22,14 @@ func newShowCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a tool (descriptor, requested and effective grant) or a skill",
+		Long: `Show a tool: its description, input, config, the grant its pack requests,
+the grant and limits its calls run with and who set each; or a skill: its
+settings, steps, files and env status. A playbook skill is found by its
+canonical name (pack.<pack>.<slug>), its file's name without .skill.<ext>
+or its title. show creates no file.`,
+		Example: `  skillhost show slugify
+  skillhost show slugify --json
+  skillhost show cursor-pagination`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("show needs exactly one tool or skill NAME")
@@ -28,18 +37,21 @@ func newShowCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := openEngine(cmd.Context(), g, nil)
+			e, done, err := openReadOnly(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
-			defer e.Close(cmd.Context())
+			defer done()
 			t, err := e.Tool(args[0])
 			if err != nil {
-				se, serr := e.Skill(args[0])
-				if serr != nil {
-					return usageErr("no tool or skill is called %q; run skillhost list to see them", args[0])
+				se, alias, serr := findSkill(e, args[0])
+				if ee := (*exitError)(nil); errors.As(serr, &ee) {
+					return serr
 				}
-				return showSkill(g, e, se, asJSON)
+				if serr != nil {
+					return usageErr("no tool or skill is called %q%s (skillhost list shows them)", args[0], didYouMean(args[0], knownNames(e, true, true)))
+				}
+				return showSkill(g, e, se, alias, asJSON)
 			}
 			if asJSON {
 				return printToolJSON(g, t)

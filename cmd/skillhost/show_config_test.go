@@ -46,7 +46,7 @@ func showConfigSetup(t *testing.T, toml string) []string {
 			t.Fatal(err)
 		}
 	}
-	return []string{"--config", filepath.Join(dir, "skillhost.toml"), "--pack", pack}
+	return []string{"--config-file", filepath.Join(dir, "skillhost.toml"), "--pack", pack}
 }
 
 // show lists a tool's settings with their values and where each comes

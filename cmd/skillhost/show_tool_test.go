@@ -49,7 +49,7 @@ func relaySetup(t *testing.T, toml string) (string, []string) {
 			t.Fatal(err)
 		}
 	}
-	return dir, []string{"--config", filepath.Join(dir, "skillhost.toml"), "--pack", pack}
+	return dir, []string{"--config-file", filepath.Join(dir, "skillhost.toml"), "--pack", pack}
 }
 
 // TestShowToolGolden shows a tool whose limits come from each side: the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -16,6 +17,9 @@ import (
 // appear: only whether each declared variable has a value.
 type skillJSON struct {
 	*packs.Skill
+	// Aliases are a playbook skill's other names: its file's name and
+	// its title.
+	Aliases  []string          `json:"aliases,omitempty"`
 	Source   string            `json:"source"`
 	Path     string            `json:"path"`
 	Settings settingsJSON      `json:"settings"`
@@ -29,8 +33,15 @@ type settingsJSON struct {
 	AllowChatIDs  []string `json:"allow_chat_ids,omitempty"`
 }
 
-func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON bool) error {
+func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, alias string, asJSON bool) error {
 	s := se.Skill
+	perFile := 0
+	for _, o := range e.Skills() {
+		if o.Path == se.Path {
+			perFile++
+		}
+	}
+	aliases := aliasesOf(se, perFile)
 	op := e.Operator()
 	st := op.SkillSettings(s)
 	env := map[string]string{}
@@ -50,7 +61,7 @@ func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON boo
 		}
 	}
 	if asJSON {
-		b, err := json.MarshalIndent(skillJSON{Skill: s, Source: se.Source, Path: se.Path,
+		b, err := json.MarshalIndent(skillJSON{Skill: s, Aliases: aliases, Source: se.Source, Path: se.Path,
 			Settings: settingsJSON{st.Enabled, st.Model, st.MaxIterations, st.AllowChatIDs}, Env: env}, "", "  ")
 		if err != nil {
 			return err
@@ -66,7 +77,13 @@ func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON boo
 	if s.Description != "" {
 		fmt.Fprintf(w, "  %s\n", s.Description)
 	}
+	if alias != "" {
+		fmt.Fprintf(w, "  (found by its alias %q)\n", alias)
+	}
 	fmt.Fprintf(w, "\n  kind:    %s skill\n  pack:    %s (%s)\n  file:    %s\n", s.Kind, s.Pack, se.Source, se.Path)
+	if len(aliases) > 0 {
+		fmt.Fprintf(w, "  aliases: %s\n", quoteAll(aliases))
+	}
 	if s.License != "" {
 		fmt.Fprintf(w, "  license: %s\n", s.License)
 	}
@@ -157,4 +174,16 @@ func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, asJSON boo
 		fmt.Fprintf(w, "\n  instructions (%d lines)\n", n)
 	}
 	return nil
+}
+
+// quoteAll lists names, each quoted when it holds a space.
+func quoteAll(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if strings.ContainsRune(n, ' ') {
+			out[i] = strconv.Quote(n)
+		}
+	}
+	return strings.Join(out, ", ")
 }

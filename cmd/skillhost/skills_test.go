@@ -67,7 +67,7 @@ func TestListAndShowSkills(t *testing.T) {
 	kinds := map[string]int{}
 	for _, row := range rows {
 		kinds[row.Kind]++
-		if row.Source == "" || row.Pack == "" {
+		if row.Source == "" || (row.Pack == "" && row.Source != "builtin") {
 			t.Errorf("row without source or pack: %+v", row)
 		}
 	}
@@ -100,7 +100,7 @@ func TestShowSkillEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"show", "research"}, {"show", "research", "--json"}} {
-		r := cli(t, "", append([]string{"--config", cfg}, args...)...)
+		r := cli(t, "", append([]string{"--config-file", cfg}, args...)...)
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d %s", args, r.code, r.stderr)
 		}
@@ -142,7 +142,8 @@ func TestSearchAndIndex(t *testing.T) {
 		t.Errorf("bad type: exit %d %s", r.code, r.stderr)
 	}
 	r = cli(t, "", "--no-user-sources", "index", "--rebuild")
-	if r.code != 0 || !strings.Contains(r.stdout, "rebuilt: 18 tool(s)") {
+	// The 18 bundled tools and skillhost's 8 built-ins.
+	if r.code != 0 || !strings.Contains(r.stdout, "rebuilt: 26 tool(s)") {
 		t.Errorf("index --rebuild: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -170,9 +171,12 @@ func TestSkillsCLIGolden(t *testing.T) {
 		{"show.golden.txt", []string{"show", "standup-notes"}},
 		{"show.golden.json", []string{"show", "standup-notes", "--json"}},
 		{"show-playbook.golden.txt", []string{"show", "pack.skills.triage"}},
+		// A playbook by its file's name and by its title.
+		{"show-playbook-alias.golden.txt", []string{"show", "triage"}},
+		{"show-playbook-title.golden.txt", []string{"show", "triage a failing BUILD"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			r := cli(t, "", append([]string{"--config", cfg}, tc.args...)...)
+			r := cli(t, "", append([]string{"--config-file", cfg}, tc.args...)...)
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}

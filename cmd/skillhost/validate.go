@@ -62,7 +62,7 @@ Exits 1 when anything is wrong, 0 when all is well.`,
 func validatePath(ctx context.Context, path string, depth int) (errs []error, warns []string, summary string) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return []error{err}, nil, ""
+		return []error{fmt.Errorf("%s: %v", path, pathErr(err))}, nil, ""
 	}
 	if st.IsDir() {
 		if isSkillFolder(path) {
