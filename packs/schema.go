@@ -167,7 +167,18 @@ func checkSchema(schema, file string, doc *yaml.Node) []error {
 // validateNode validates v, the JSON values of node, against s and maps
 // every violation back to node. prefix is the field path of node itself
 // ("" for a document root).
-func validateNode(s *jsonschema.Schema, v any, file string, node *yaml.Node, prefix string) []error {
+func validateNode(s *jsonschema.Schema, v any, file string, node *yaml.Node, prefix string) (errs []error) {
+	defer func() {
+		// The validator panics on numbers math/big cannot hold (an
+		// exponent of a million digits): such a file is refused.
+		if p := recover(); p != nil {
+			line := 0
+			if node != nil {
+				line = node.Line
+			}
+			errs = []error{&ManifestError{File: file, Line: line, Field: prefix, Msg: "holds a number too large to check; use a number within ±1e1000"}}
+		}
+	}()
 	err := s.Validate(v)
 	if err == nil {
 		return nil
