@@ -5,41 +5,17 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
 )
-
-// Exit codes.
-const (
-	exitOK        = 0
-	exitToolError = 1 // the tool ran and reported an error
-	exitUsage     = 2 // bad usage, or a pack or module could not be loaded
-)
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
 
 func main() {
-	// A process-isolated call runs in this executable started again as a
-	// worker; serve it and exit before anything else runs.
-	host.ServeWorkerIfChild()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -48,56 +24,90 @@ func main() {
 
 // run executes the CLI and returns its exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot(stdin, stdout, stderr)
+	root, g := newRootWith(stdin, stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "skillhost:", ee.err)
-		}
-		return ee.code
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		err = unknownCommand(root, err)
 	}
-	fmt.Fprintln(stderr, "skillhost:", err)
-	return exitUsage
+	ee := asExit(err)
+	// call --json reports every failure as a JSON object on stdout, also
+	// one met while its flags were read.
+	asJSON := cmd != nil && cmd.Name() == "call" && (g.callJSON || hasFlag(args, "--json"))
+	report(ee, asJSON, stdout, stderr)
+	return ee.code
+}
+
+// hasFlag reports whether args hold the boolean flag name, set true,
+// before any "--".
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case name, name + "=true", name + "=1":
+			return true
+		}
+	}
+	return false
 }
 
 type globals struct {
-	config   string
-	quiet    bool // problems already reported
-	stateDir string
-	packDirs []string
-	noBundle bool
-	noUser   bool
-	stdin    io.Reader
-	stdout   io.Writer
-	stderr   io.Writer
+	configFile string
+	oldConfig  string // the global --config of earlier versions, refused
+	quiet      bool   // problems already reported
+	stateDir   string
+	packDirs   []string
+	noBundle   bool
+	noUser     bool
+	callJSON   bool // call --json
+	stdin      io.Reader
+	stdout     io.Writer
+	stderr     io.Writer
+	stderrTTY  bool // progress lines go to stderr
 }
 
-func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+func newRootWith(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *globals) {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, stderrTTY: isTerminal(stderr)}
 	root := &cobra.Command{
-		Use:           "skillhost",
-		Short:         "Run WebAssembly skill tools under capabilities, limits and timeouts",
+		Use:   "skillhost",
+		Short: "Run WebAssembly skill tools under capabilities, limits and timeouts",
+		Long: `skillhost runs WebAssembly skill tools under capabilities, limits and
+timeouts, and finds tools and skills for a model. See docs/cli.md.
+
+Exit status: 0 success; 1 a tool failed or its arguments were refused (or
+validate found problems); 2 the command line is wrong or something did not
+load.`,
+		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("config") && cmd.Name() != "call" {
+				return usageErr("--config %s: the operator config file is named with --config-file FILE (or $%s); --config K=V is a guest config value of call", g.oldConfig, packs.ConfigEnv)
+			}
+			return nil
+		},
 	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v (see %s --help)", err, c.CommandPath())
+		return usageErr("%s (see %s --help)", strings.TrimSuffix(err.Error(), "\n"), c.CommandPath())
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.config, "config", "", "operator config file (default $SKILLHOST_CONFIG, or ./skillhost.toml when it exists)")
-	pf.StringVar(&g.stateDir, "state-dir", "", "state folder for the index and compilation cache (default: the config's state_dir, else $SKILLHOST_STATE_DIR, else .skillhost)")
+	pf.StringVar(&g.configFile, "config-file", "", "operator config file (default $"+packs.ConfigEnv+", else ./"+packs.ConfigFile+" when it exists)")
+	pf.StringVar(&g.oldConfig, "config", "", "")
+	pf.MarkHidden("config")
+	pf.StringVar(&g.stateDir, "state-dir", "", "one folder for the compilation cache and the index (default: the config's state_dir, else $SKILLHOST_STATE_DIR, else the user's cache and data folders)")
 	pf.StringArrayVar(&g.packDirs, "pack", nil, "load the pack in this folder too (repeatable)")
 	pf.BoolVar(&g.noBundle, "no-bundled", false, "leave out the bundled pack")
 	pf.BoolVar(&g.noUser, "no-user-sources", false, "leave out ~/.skillhost/skills and ./skills")
+	root.Flags().BoolP("version", "v", false, "print the version of skillhost, its Go, wazero and ABI")
 	root.AddCommand(newCallCmd(g), newShowCmd(g), newListCmd(g), newDescribeCmd(g), newEvalCmd(g),
-		newValidateCmd(g), newSearchCmd(g), newIndexCmd(g))
-	return root
+		newValidateCmd(g), newSearchCmd(g), newIndexCmd(g), newVersionCmd(g), newCacheCmd(g))
+	return root, g
 }
