@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/skillhost/skillhost"
@@ -66,6 +67,32 @@ func TestEngineRunsHaveTheBuiltins(t *testing.T) {
 			if tool.Name == "slugify" {
 				t.Errorf("tool_search %s under a policy hiding slugify found it: %s", q, res.Output)
 			}
+		}
+	}
+}
+
+// The index's events reach Config.Events with the registry's: one stream.
+func TestOneEventStream(t *testing.T) {
+	var mu sync.Mutex
+	names := map[string]int{}
+	sink := registry.SinkFunc(func(_ context.Context, ev registry.Event) {
+		mu.Lock()
+		names[ev.Name]++
+		mu.Unlock()
+	})
+	e := open(t, skillhost.Config{Events: sink})
+	run, err := e.NewRun(skillhost.RunContext{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Call(context.Background(), "tool_search", json.RawMessage(`{"query":"count words"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range []string{"tool_search_query", registry.EventToolCall, "skill_pack_loaded"} {
+		if names[name] == 0 {
+			t.Errorf("no %s event in %v", name, names)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
@@ -31,12 +32,32 @@ func (e *Engine) store() (*index.Store, error) {
 // openIndex opens the discovery index and brings it up to date with the
 // catalog: tools incrementally by record hash, skills pack by pack.
 func (e *Engine) openIndex(ctx context.Context) error {
-	idx, err := index.Open(ctx, e.cfg.IndexPath, e.cfg.Index)
+	idx, err := index.Open(ctx, e.cfg.IndexPath, e.indexOptions())
 	if err != nil {
 		return fmt.Errorf("opening the index: %w", err)
 	}
 	e.idx = idx
 	return nil
+}
+
+// indexOptions are Config.Index with the index's events sent to
+// Config.Events too, so an embedder reads one event stream.
+func (e *Engine) indexOptions() *index.Options {
+	if e.cfg.Events == nil {
+		return e.cfg.Index
+	}
+	var o index.Options
+	if e.cfg.Index != nil {
+		o = *e.cfg.Index
+	}
+	next, sink := o.OnEvent, e.cfg.Events
+	o.OnEvent = func(ev index.Event) {
+		sink.Event(context.Background(), registry.Event{Name: ev.Name, Time: time.Now(), Fields: ev.Fields})
+		if next != nil {
+			next(ev)
+		}
+	}
+	return &o
 }
 
 // syncOpenedIndex brings the index just opened up to date with the first
