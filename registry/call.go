@@ -34,8 +34,6 @@ type call struct {
 	tool *Tool
 	args json.RawMessage
 	opts *CallOptions
-	// timings filled in by the implementation.
-	fuel int64
 }
 
 // Call runs the tool called name with args (a JSON object; empty means
