@@ -42,7 +42,7 @@ func cliWith(t *testing.T, stdin io.Reader, stderr io.Writer, args ...string) (c
 
 // TestInputRules: the JSON argument, else --input, else stdin when it is
 // not a terminal; "-" and --stdin read stdin even from a terminal; an
-// empty argument or --input '' is an explicit empty input, and stdin is
+// empty argument or an empty --input is an explicit empty input, and stdin is
 // then not read.
 func TestInputRules(t *testing.T) {
 	piped := func(s string) io.Reader { return strings.NewReader(s) }
