@@ -11,7 +11,7 @@
 # prints one line and changes nothing. A first run takes about 2 minutes on
 # 2 cores (apt ~30 s, compiling TinyGo ~1 min).
 #
-# Why it is built this way (see shared TOOLCHAINS.md):
+# Why it is built this way:
 #   - `go install github.com/tinygo-org/tinygo@v0.42.0` fails, so the module
 #     is fetched with `go mod download` and a writable copy is built.
 #   - tinygo.org/x/espflasher is refused by the proxy; its only import is in

@@ -90,9 +90,9 @@ config, pack or module does not load.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cf.module, "module", "", "call an export of this .wasm file instead of a pack tool")
-	f.StringVar(&cf.export, "export", "", "with --module: the export to call")
-	f.StringVarP(&cf.input, "input", "i", "", `the input: a pack tool's JSON arguments, a module's bytes ("-" reads stdin, '' is empty)`)
+	f.StringVar(&cf.module, "module", "", "call an export of this .wasm `FILE` instead of a pack tool")
+	f.StringVar(&cf.export, "export", "", "with --module: the export `FUNC` to call")
+	f.StringVarP(&cf.input, "input", "i", "", "the input `TEXT`: a pack tool's JSON arguments, a module's bytes (\"-\" reads stdin, '' is empty)")
 	f.BoolVar(&cf.stdin, "stdin", false, "read the input from stdin")
 	f.BoolVar(&g.callJSON, "json", false, `print the result or the error as JSON on stdout: {output, is_error, error}`)
 	f.BoolVar(&cf.dryRun, "dry-run", false, "print the grant and limits the call would run with, and call nothing")

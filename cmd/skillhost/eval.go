@@ -87,11 +87,11 @@ may be repeated to combine files.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&catalogs, "catalog", nil, "JSONL file of tool definitions (repeatable)")
-	f.StringArrayVar(&queryFiles, "queries", nil, "JSONL file of queries with expected tools (repeatable)")
+	f.StringArrayVar(&catalogs, "catalog", nil, "JSONL `FILE` of tool definitions (repeatable)")
+	f.StringArrayVar(&queryFiles, "queries", nil, "JSONL `FILE` of queries with expected tools (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object: n, recall_at_1, recall_at_5, recall_at_10, mrr_at_10")
 	f.BoolVar(&misses, "misses", false, "also list every query whose expected tool was not ranked first")
-	f.StringVar(&searchType, "type", "fts", "search type: fts, regex or exact")
+	f.StringVar(&searchType, "type", "fts", "search `TYPE`: fts, regex or exact")
 	return cmd
 }
 

@@ -35,18 +35,18 @@ type grantFlags struct {
 
 func (f *grantFlags) register(fs *pflag.FlagSet) {
 	f.flags = fs
-	const packNote = "; a pack tool's limit is its pack's, lowered or raised within the operator's ceilings: see call TOOL --dry-run"
-	fs.StringArrayVar(&f.hosts, "allow-host", nil, "let the guest reach this host glob over HTTP, e.g. api.example.com or *.example.com (repeatable)")
-	fs.StringArrayVar(&f.paths, "allow-path", nil, "mount HOST folder at GUEST path, read-only with :ro — HOST:GUEST[:ro] (repeatable)")
+	const packNote = "; a pack tool's: see call TOOL --dry-run"
+	fs.StringArrayVar(&f.hosts, "allow-host", nil, "let the guest reach this host `GLOB` over HTTP, e.g. api.example.com or *.example.com (repeatable)")
+	fs.StringArrayVar(&f.paths, "allow-path", nil, "mount HOST folder at GUEST path, read-only with :ro — `HOST:GUEST[:ro]` (repeatable)")
 	fs.BoolVar(&f.private, "allow-private-network", false, "let HTTP reach loopback, private and link-local addresses (refused by default)")
-	fs.StringArrayVar(&f.config, "config", nil, "guest config value K=V, read with config_get (repeatable)")
-	fs.StringArrayVar(&f.env, "env", nil, "pass env var NAME (value from this environment) or NAME=VALUE to the guest (repeatable)")
-	fs.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("wall-clock limit of the call, e.g. 5s (--module: default %v%s)", host.DefaultTimeout, packNote))
-	fs.StringVar(&f.maxMemory, "memory-max", "", fmt.Sprintf("cap on the guest's memory, e.g. 64MiB (--module: default %s%s)", size(host.DefaultMaxMemoryBytes), packNote))
-	fs.Int64Var(&f.maxFuel, "fuel-max", 0, "cap on the instructions the call may run, the same on any machine (--module: default unlimited"+packNote+")")
-	fs.StringVar(&f.maxWrite, "write-max", "", fmt.Sprintf("cap on what the call may write to its mounts, e.g. 1MiB (--module: default %s%s)", size(host.DefaultMaxWriteBytes), packNote))
-	fs.Int64Var(&f.maxOpen, "open-files-max", 0, fmt.Sprintf("cap on the files the guest may hold open at once (--module: default %d%s)", host.DefaultMaxOpenFiles, packNote))
-	fs.StringVar(&f.logLevel, "log-level", "warn", "lowest guest log level printed to stderr: trace, debug, info, warn, error or off")
+	fs.StringArrayVar(&f.config, "config", nil, "guest config value `K=V`, read with config_get (repeatable)")
+	fs.StringArrayVar(&f.env, "env", nil, "pass env var NAME (value from this environment) or NAME=VALUE to the guest — `NAME[=VALUE]` (repeatable)")
+	fs.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("wall-clock limit of the call, a `DURATION` such as 5s (--module: default %v%s)", host.DefaultTimeout, packNote))
+	fs.StringVar(&f.maxMemory, "memory-max", "", fmt.Sprintf("cap on the guest's memory, a `SIZE` such as 64MiB (--module: default %s%s)", size(host.DefaultMaxMemoryBytes), packNote))
+	fs.Int64Var(&f.maxFuel, "fuel-max", 0, "cap on the `N` instructions the call may run, the same on any machine (--module: default unlimited"+packNote+")")
+	fs.StringVar(&f.maxWrite, "write-max", "", fmt.Sprintf("cap on what the call may write to its mounts, a `SIZE` such as 1MiB (--module: default %s%s)", size(host.DefaultMaxWriteBytes), packNote))
+	fs.Int64Var(&f.maxOpen, "open-files-max", 0, fmt.Sprintf("cap on the `N` files the guest may hold open at once (--module: default %d%s)", host.DefaultMaxOpenFiles, packNote))
+	fs.StringVar(&f.logLevel, "log-level", "warn", "lowest guest log `LEVEL` printed to stderr: trace, debug, info, warn, error or off")
 	// The names of earlier versions still work, hidden, with a warning
 	// (warnRenamed).
 	for old, name := range renamedFlags {

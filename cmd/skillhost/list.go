@@ -36,9 +36,9 @@ func newListCmd(g *globals) *cobra.Command {
 		Use:   "list [--json] [--tools|--skills]",
 		Short: "List the tools and skills of the loaded sources",
 		Long: `List the tools and skills of the loaded sources, one a line. A playbook
-skill's file name (without .skill.<ext>) follows its canonical name in
-brackets; --json lists its aliases (file name and title). list creates no
-file.`,
+skill's description starts with its file's name (without .skill.<ext>) in
+brackets, which show takes as well as its canonical name; --json lists its
+aliases (file name and title). list creates no file.`,
 		Example: `  skillhost list
   skillhost list --skills --json`,
 		Args: noArgs,
@@ -89,11 +89,11 @@ file.`,
 				if r.Version != "" {
 					pack += " " + r.Version
 				}
-				name := r.Name
+				desc := r.Description
 				if r.Format == string(packs.KindPlaybook) && len(r.Aliases) > 0 && playbookStem(filepath.Base(r.Path)) == r.Aliases[0] {
-					name += " (" + r.Aliases[0] + ")"
+					desc = "(" + r.Aliases[0] + ") " + desc
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, kind, pack, r.Source, risk, firstSentence(r.Description))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, kind, pack, r.Source, risk, firstSentence(desc))
 			}
 			return tw.Flush()
 		},

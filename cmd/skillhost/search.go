@@ -112,11 +112,11 @@ data folder, or the state folder), creating it when there is none.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&skills, "skills", false, "search skills instead of tools")
-	f.StringVar(&searchType, "type", "fts", "search type: fts (words), regex (a pattern) or exact (a tool name)")
-	f.IntVar(&limit, "limit", index.DefaultLimit, fmt.Sprintf("results to return, 1 to %d", index.MaxLimit))
+	f.StringVar(&searchType, "type", "fts", "search `TYPE`: fts (words), regex (a pattern) or exact (a tool name)")
+	f.IntVar(&limit, "limit", index.DefaultLimit, fmt.Sprintf("`N` results to return, 1 to %d", index.MaxLimit))
 	f.BoolVar(&asJSON, "json", false, "print the tool_search / skill_search response as JSON")
 	f.BoolVar(&always, "include-always-loaded", true, "include tools that are always loaded")
-	f.StringVar(&taskType, "task-type", "", "with --skills: only skills of this task type ("+strings.Join(index.TaskTypes, ", ")+")")
+	f.StringVar(&taskType, "task-type", "", "with --skills: only skills of this task `TYPE` ("+strings.Join(index.TaskTypes, ", ")+")")
 	return cmd
 }
 

@@ -54,7 +54,7 @@ Exits 1 when anything is wrong, 0 when all is well.`,
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&depth, "max-depth", 0, "how many folders deep to search a folder (0: the default 3, -1: unlimited)")
+	cmd.Flags().IntVar(&depth, "max-depth", 0, "how many folders deep (`N`) to search a folder (0: the default 3, -1: unlimited)")
 	return cmd
 }
 

@@ -9,8 +9,8 @@
 // wazero's answer, RuntimeConfig.WithCloseOnContextDone, makes its compiler
 // call out to Go at every loop head; measured on wazero v1.12.0 that costs
 // 3.5-5 times on Go guests doing sha256 or sort, 10-19 times on integer
-// loops and 24-32 times on a bare WAT loop (see BenchmarkGuests and
-// /work/shared/TOOLCHAINS.md). Instrument instead inserts a cheap budget
+// loops and 24-32 times on a bare WAT loop (see BenchmarkGuests).
+// Instrument instead inserts a cheap budget
 // check into the code and lets the guest call the host only when its
 // budget runs out: with slices of 100,000 the same Go guests run within
 // 0-10% of their uninterruptible speed, and the bare WAT loop at 2.3 times.
