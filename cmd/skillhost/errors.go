@@ -91,11 +91,15 @@ func message(err error) string {
 	for _, e := range []error{host.ErrExportNotFound, host.ErrUnknownImport, registry.ErrToolNotFound} {
 		s = strings.ReplaceAll(s, e.Error()+": ", "")
 	}
-	for _, p := range []string{"skillhost: ", "registry: ", "host: ", "index: ", "packs: "} {
-		s = strings.ReplaceAll(s, p, "")
+	for t := ""; t != s; {
+		t, s = s, pkgPrefix.ReplaceAllString(s, "$1")
 	}
 	return strings.TrimSpace(s)
 }
+
+// pkgPrefix matches a package's name before an error's text, at the
+// start or after another error's text ("index: tool search: index: …").
+var pkgPrefix = regexp.MustCompile(`(^|: |; )(?:skillhost|registry|host|index|packs): `)
 
 // noArgs refuses arguments to a command that takes none.
 func noArgs(cmd *cobra.Command, args []string) error {

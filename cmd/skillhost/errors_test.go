@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -199,4 +200,18 @@ func withNewline(s string) string {
 		return s
 	}
 	return s + "\n"
+}
+
+func TestMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"registry: tool not found: \"x\"":                      `"x"`,
+		"index: tool search: index: limit is out of range: 50": "tool search: limit is out of range: 50",
+		"skillhost: skillhost: boom":                           "boom",
+		"pack core: unknown host: example.com":                 "pack core: unknown host: example.com",
+		"opening the index: index: open \"x\": denied":         `opening the index: open "x": denied`,
+	} {
+		if got := message(errors.New(in)); got != want {
+			t.Errorf("message(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
