@@ -310,6 +310,10 @@ func (o BuiltinOptions) skillGet(ctx context.Context, run *Run, args json.RawMes
 	if err := decodeBuiltinArgs(args, &in); err != nil {
 		return nil, err
 	}
+	// A playbook's file name or title stands for its canonical name.
+	for i, n := range in.Names {
+		in.Names[i] = o.Skills.canonical(n)
+	}
 	res, err := o.Index.GetSkills(ctx, index.SkillGetRequest{
 		Names: in.Names, Format: in.Format, MaxTokens: in.MaxTokens,
 		Scope: o.scope(run), VisibleTool: run.Findable, KnownTools: registryToolNames(run),

@@ -365,13 +365,34 @@ func (set *SkillSet) lookup(rc RunContext, name string) (skillRef, bool) {
 		return skillRef{name: name, code: s}, true
 	}
 	if set.opts.Files != nil {
-		for _, e := range set.opts.Files() {
+		files := set.opts.Files()
+		for _, e := range files {
 			if e != nil && e.Skill != nil && e.Skill.Name == name {
 				return skillRef{name: name, file: e}, true
 			}
 		}
+		// A playbook's file name or title stands for it when it names
+		// one skill (packs.SkillAliases).
+		if names := packs.ResolveSkillAlias(name, files); len(names) == 1 {
+			return set.lookup(rc, names[0])
+		}
 	}
 	return skillRef{}, false
+}
+
+// canonical returns the canonical name of the file skill name is an alias
+// of (a playbook's file name or title, packs.SkillAliases), else name.
+func (set *SkillSet) canonical(name string) string {
+	if set == nil || set.opts.Files == nil {
+		return name
+	}
+	if _, ok := set.code[name]; ok {
+		return name
+	}
+	if names := packs.ResolveSkillAlias(name, set.opts.Files()); len(names) == 1 {
+		return names[0]
+	}
+	return name
 }
 
 // Summaries returns the name and description of every skill run may use,

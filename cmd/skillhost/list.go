@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -59,15 +58,12 @@ aliases (file name and title). list creates no file.`,
 				}
 			}
 			if !toolsOnly {
-				perFile := map[string]int{}
-				for _, se := range e.Skills() {
-					perFile[se.Path]++
-				}
-				for _, se := range e.Skills() {
+				all := e.Skills()
+				for _, se := range all {
 					s := se.Skill
 					rows = append(rows, listRow{Kind: "skill", Name: s.Name, Description: skillSummary(s.Description, s.Trigger, s.Title),
 						Pack: s.Pack, Version: s.Metadata["version"], Source: se.Source, Path: se.Path, Format: string(s.Kind),
-						Aliases: aliasesOf(se, perFile[se.Path])})
+						Aliases: packs.SkillAliases(se, all)})
 				}
 			}
 			if asJSON {
@@ -90,7 +86,7 @@ aliases (file name and title). list creates no file.`,
 					pack += " " + r.Version
 				}
 				desc := r.Description
-				if r.Format == string(packs.KindPlaybook) && len(r.Aliases) > 0 && playbookStem(filepath.Base(r.Path)) == r.Aliases[0] {
+				if r.Format == string(packs.KindPlaybook) && len(r.Aliases) > 0 && packs.PlaybookStem(r.Path) == r.Aliases[0] {
 					desc = "(" + r.Aliases[0] + ") " + desc
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, kind, pack, r.Source, risk, firstSentence(desc))

@@ -35,13 +35,7 @@ type settingsJSON struct {
 
 func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, alias string, asJSON bool) error {
 	s := se.Skill
-	perFile := 0
-	for _, o := range e.Skills() {
-		if o.Path == se.Path {
-			perFile++
-		}
-	}
-	aliases := aliasesOf(se, perFile)
+	aliases := packs.SkillAliases(se, e.Skills())
 	op := e.Operator()
 	st := op.SkillSettings(s)
 	env := map[string]string{}
