@@ -12,10 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 )
 
 func main() {
+	// A process-isolated call runs in this executable started again as a
+	// worker; serve it and exit before anything else runs.
+	host.ServeWorkerIfChild()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
