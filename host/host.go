@@ -248,13 +248,10 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 	// (wazero panics). A module it finds malformed is refused before wazero
 	// sees it.
 	out, ri, rerr := instrument(capped)
-	switch {
-	case errors.Is(rerr, rewrite.ErrMalformed):
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, rerr)
-	case errors.Is(rerr, rewrite.ErrUnchecked):
-		// An encoding the rewriter does not know (none of which wazero
-		// supports either) stopped it before it had checked every
-		// section.
+	// So is one whose scan an encoding the rewriter does not know (none
+	// of which wazero supports either) stopped before every section was
+	// checked.
+	if errors.Is(rerr, rewrite.ErrMalformed) || errors.Is(rerr, rewrite.ErrUnchecked) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, rerr)
 	}
 	// Then the original module is validated in full, as wazero would: a

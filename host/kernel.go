@@ -89,8 +89,8 @@ func (k *kernel) alloc(n uint64) (uint64, error) {
 			return f.off, nil
 		}
 	}
-	overhead := uint64(len(k.blocks)+1) * blockOverhead
-	if size > k.max || k.top > k.max-size || k.top+size > k.max-min(overhead, k.max) {
+	overhead := min(uint64(len(k.blocks)+1)*blockOverhead, k.max)
+	if size > k.max || k.top+size > k.max-overhead {
 		return 0, &limitError{what: "kernel memory", limit: int64(k.max),
 			detail: fmt.Sprintf("alloc of %d bytes with %d in use in %d blocks", n, k.top-kernelBase, len(k.blocks))}
 	}
