@@ -18,6 +18,9 @@ type grants struct {
 	resolve func(host.Limits) host.Limits
 	// isolation is the host's default isolation.
 	isolation host.Isolation
+	// defaultSet says, per field of host.Limits, whether the operator's
+	// defaults ([limits] or the embedder's) set it; filled on first use.
+	defaultSet []bool
 }
 
 // of returns the requested, operator and effective grants of module m of
@@ -56,7 +59,13 @@ func (g *grants) of(t *Tool, p *packs.Pack, m *packs.Module) {
 // they set it; else the built-in default.
 func (g *grants) limitSources(req, granted, eff host.Limits) map[string]Origin {
 	r, gr := req.Fields(), granted.Fields()
-	file, embedder := HostLimits(g.op.Limits).Fields(), g.defaults.Fields()
+	if g.defaultSet == nil {
+		file, embedder := HostLimits(g.op.Limits).Fields(), g.defaults.Fields()
+		g.defaultSet = make([]bool, len(file))
+		for i := range file {
+			g.defaultSet[i] = file[i].Value != 0 || embedder[i].Value != 0
+		}
+	}
 	out := make(map[string]Origin, len(r))
 	for i, f := range eff.Fields() {
 		switch {
@@ -64,7 +73,7 @@ func (g *grants) limitSources(req, granted, eff host.Limits) map[string]Origin {
 			out[f.Name] = OriginPack
 		case gr[i].Value != 0:
 			out[f.Name] = OriginOperator
-		case file[i].Value != 0 || embedder[i].Value != 0:
+		case g.defaultSet[i]:
 			out[f.Name] = OriginOperatorDefault
 		default:
 			out[f.Name] = OriginDefault
