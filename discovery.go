@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/skillhost/skillhost/index"
@@ -65,7 +66,7 @@ func (e *Engine) indexOptions() *index.Options {
 func (e *Engine) syncOpenedIndex(ctx context.Context, l *loaded) error {
 	idx := e.idx
 	if e.cfg.ToolSearch.RebuildIndex {
-		if _, err := idx.RebuildTools(ctx, indexTools(l.reg)); err != nil {
+		if _, err := idx.RebuildTools(ctx, indexTools(l.reg, e.cfg.ToolExamples.MaxExamples)); err != nil {
 			return fmt.Errorf("rebuilding the tool index: %w", err)
 		}
 	}
@@ -78,14 +79,17 @@ func (e *Engine) syncIndex(ctx context.Context, l *loaded) error {
 	if e.idx == nil {
 		return nil
 	}
-	if _, err := e.idx.SyncTools(ctx, indexTools(l.reg)); err != nil {
+	if _, err := e.idx.SyncTools(ctx, indexTools(l.reg, e.cfg.ToolExamples.MaxExamples)); err != nil {
 		return fmt.Errorf("indexing tools: %w", err)
 	}
 	return e.syncSkills(ctx, l)
 }
 
-// indexTools describes every tool of reg for the index.
-func indexTools(reg *registry.Registry) []index.Tool {
+// indexTools describes every tool of reg for the index. A tool's
+// examples are the ones a rendering shows (at most maxExamples, in the
+// renderings' order), each as its compact arguments and description, so
+// changing an example's arguments changes the tool's record hash.
+func indexTools(reg *registry.Registry, maxExamples int) []index.Tool {
 	out := make([]index.Tool, 0, len(reg.Tools()))
 	for _, t := range reg.Tools() {
 		it := index.Tool{
@@ -93,10 +97,9 @@ func indexTools(reg *registry.Registry) []index.Tool {
 			Tags: t.Tags, Params: schemaParams(t.InputSchema), LoadingMode: t.Loading,
 			SideEffects: sideEffectClass(t.Tool),
 		}
-		for _, ex := range t.Examples {
-			if ex.Description != "" {
-				it.Examples = append(it.Examples, ex.Description)
-			}
+		if block := registry.ExamplesBlock(t, maxExamples); block != "" {
+			_, lines, _ := strings.Cut(block, "\n")
+			it.Examples = strings.Split(lines, "\n")
 		}
 		out = append(out, it)
 	}
@@ -368,7 +371,7 @@ func (e *Engine) RebuildIndex(ctx context.Context) (index.SyncReport, error) {
 	if err != nil {
 		return index.SyncReport{}, err
 	}
-	return idx.RebuildTools(ctx, indexTools(e.now().reg))
+	return idx.RebuildTools(ctx, indexTools(e.now().reg, e.cfg.ToolExamples.MaxExamples))
 }
 
 // PackReports says what loading each pack's skills into the index did.

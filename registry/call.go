@@ -34,7 +34,11 @@ type call struct {
 	tool *Tool
 	args json.RawMessage
 	opts *CallOptions
+	host host.CallOptions // a Wasm tool's, here to save an allocation
 }
+
+// noOptions stands for a nil *CallOptions; calls only read it.
+var noOptions CallOptions
 
 // Call runs the tool called name with args (a JSON object; empty means
 // {}) in the run. A tool the run cannot reach is ErrToolNotFound, the same
@@ -62,11 +66,14 @@ func (run *Run) Call(ctx context.Context, name string, args json.RawMessage, opt
 		run.activate(ctx, t, source, "first use")
 	}
 	if opts == nil {
-		opts = &CallOptions{}
+		opts = &noOptions
 	}
-	res := run.call(ctx, &call{run: run, tool: t, args: args, opts: opts})
-	if run.reg.opts.Events != nil { // the fields cost a map and a clock read
-		run.reg.emit(ctx, run.rc, EventToolCall, callFields(t, res, time.Since(start), host.CallDepth(ctx)))
+	c := call{run: run, tool: t, args: args, opts: opts}
+	res := run.call(ctx, &c)
+	if ev := run.reg.opts.Events; ev != nil {
+		end := time.Now()
+		ev.Event(ctx, Event{Name: EventToolCall, Time: end, Run: run.rc,
+			Call: callEvent(t, c.args, res, end.Sub(start), host.CallDepth(ctx))})
 	}
 	return res, nil
 }
@@ -85,6 +92,7 @@ func (run *Run) call(ctx context.Context, c *call) (res *Result) {
 	}()
 	args, bad := checkArgs(t, c.args)
 	if bad != nil {
+		c.args = nil // refused: the tool did not run with them
 		return bad
 	}
 	c.args = args
@@ -240,8 +248,8 @@ func (w *wasmTool) call(ctx context.Context, c *call) (*Result, error) {
 		}
 		g.Config = cfg
 	}
-	co := &host.CallOptions{Grant: g, Tools: dispatcher{c.run}, OnLog: c.opts.OnLog}
-	hres, err := hm.Call(ctx, c.tool.Export, c.args, co)
+	c.host = host.CallOptions{Grant: g, Tools: dispatcher{c.run}, OnLog: c.opts.OnLog}
+	hres, err := hm.Call(ctx, c.tool.Export, c.args, &c.host)
 	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel, Instantiate: hres.Instantiate, Execute: hres.Execute}
 	if err != nil {
 		var ce *host.CallError

@@ -2,8 +2,11 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
+
+	"github.com/skillhost/skillhost/abi"
 )
 
 // Event is one structured observation of the registry and its runs: a
@@ -16,7 +19,47 @@ type Event struct {
 	Time   time.Time
 	Run    RunContext
 	Fields map[string]any
+	// Call describes the call of an EventToolCall (whose Fields are nil);
+	// nil for every other event.
+	Call *CallEvent
 }
+
+// CallEvent is what an EventToolCall reports of one call: typed, because
+// every call makes one and audit logs and metrics read them all.
+type CallEvent struct {
+	Tool string
+	Kind Kind
+	// Outcome is "ok" or "error"; Code is the abi code of an error.
+	Outcome string
+	Code    abi.Code
+	// Duration is the whole call, validation included; Instantiate and
+	// Execute split a Wasm tool's time between giving the call its
+	// instance and running the export.
+	Duration, Instantiate, Execute time.Duration
+	// Fuel is the instructions a metered Wasm tool ran.
+	Fuel int64
+	// Depth is 0 for a model's call and n for a guest's nested tool_call.
+	Depth int
+	// Args are the arguments the tool ran with (after validation; nil
+	// when they were refused). They may hold secrets: a sink that keeps
+	// them keeps their shape, not their values.
+	Args json.RawMessage
+}
+
+// attrs are c's fields as log attributes, the arguments left out.
+func (c *CallEvent) attrs() []slog.Attr {
+	a := []slog.Attr{
+		slog.String("tool_name", c.Tool), slog.String("kind", string(c.Kind)), slog.String("outcome", c.Outcome),
+		slog.Float64("duration_ms", ms(c.Duration)), slog.Float64("instantiate_ms", ms(c.Instantiate)),
+		slog.Float64("execute_ms", ms(c.Execute)), slog.Int64("fuel", c.Fuel), slog.Int("depth", c.Depth),
+	}
+	if c.Code != "" {
+		a = append(a, slog.String("code", string(c.Code)))
+	}
+	return a
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Sink receives events. It is called synchronously on the goroutine that
 // made the event, so it must be quick and safe for concurrent use.
@@ -54,6 +97,9 @@ func (s SlogSink) Event(ctx context.Context, e Event) {
 	for k, v := range e.Fields {
 		attrs = append(attrs, slog.Any(k, v))
 	}
+	if e.Call != nil {
+		attrs = append(attrs, e.Call.attrs()...)
+	}
 	l.LogAttrs(ctx, level, e.Name, attrs...)
 }
 
@@ -66,12 +112,11 @@ const (
 	// EventToolActivationDenied is reported when activation is refused.
 	// Fields: tool_name, reason.
 	EventToolActivationDenied = "tool_activation_denied"
-	// EventToolCall is reported after every call a run made. Fields:
-	// tool_name, kind, outcome ("ok" or "error"), code (the abi code of an
-	// error), duration_ms (total, validation included), instantiate_ms and
-	// execute_ms (a Wasm tool's instance and export time), fuel
-	// (instructions a metered Wasm tool ran), depth (0 for a model's call,
-	// n for a guest's nested tool_call).
+	// EventToolCall is reported after every call a run made; its
+	// Event.Call says which tool ran, how it ended, how long it took and
+	// how much fuel it used (logged by SlogSink as tool_name, kind,
+	// outcome, code, duration_ms, instantiate_ms, execute_ms, fuel and
+	// depth).
 	EventToolCall = "tool_call"
 	// EventToolPanic is reported when a native tool panicked. Fields:
 	// tool_name, panic, stack.
@@ -86,23 +131,15 @@ func (r *Registry) emit(ctx context.Context, rc RunContext, name string, fields 
 	r.opts.Events.Event(ctx, Event{Name: name, Time: time.Now(), Run: rc, Fields: fields})
 }
 
-// callFields are the fields of an EventToolCall.
-func callFields(t *Tool, res *Result, d time.Duration, depth int) map[string]any {
-	f := map[string]any{
-		"tool_name":      t.Name,
-		"kind":           string(t.Kind),
-		"outcome":        "ok",
-		"duration_ms":    float64(d.Microseconds()) / 1000,
-		"instantiate_ms": float64(res.Instantiate.Microseconds()) / 1000,
-		"execute_ms":     float64(res.Execute.Microseconds()) / 1000,
-		"fuel":           res.Fuel,
-		"depth":          depth,
-	}
+// callEvent describes a finished call.
+func callEvent(t *Tool, args json.RawMessage, res *Result, d time.Duration, depth int) *CallEvent {
+	c := &CallEvent{Tool: t.Name, Kind: t.Kind, Outcome: "ok", Duration: d, Instantiate: res.Instantiate,
+		Execute: res.Execute, Fuel: res.Fuel, Depth: depth, Args: args}
 	if res.IsError {
-		f["outcome"] = "error"
+		c.Outcome = "error"
 		if res.Error != nil {
-			f["code"] = string(res.Error.Code)
+			c.Code = res.Error.Code
 		}
 	}
-	return f
+	return c
 }

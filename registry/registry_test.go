@@ -306,7 +306,7 @@ func TestToolCallCycleEndsAtTheDepthLimit(t *testing.T) {
 		t.Errorf("%d calls reported, want %d (the model's and %d nested)", len(calls), host.DefaultMaxToolDepth+1, host.DefaultMaxToolDepth)
 	}
 	for _, c := range calls {
-		if d := c.Fields["depth"].(int); d < 0 || d > host.DefaultMaxToolDepth {
+		if d := c.Call.Depth; d < 0 || d > host.DefaultMaxToolDepth {
 			t.Errorf("call at depth %d", d)
 		}
 	}
