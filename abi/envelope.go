@@ -65,4 +65,22 @@ type ToolDescriptor struct {
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Tags         []string        `json:"tags,omitempty"`
+	// Category groups the tool in listings.
+	Category string `json:"category,omitempty"`
+	// SideEffects, Idempotent, RequiresNetwork and RequiresFilesystem are
+	// what the tool does beyond computing its output; the host derives the
+	// tool's risk level from them. Absent means false.
+	SideEffects        bool `json:"side_effects,omitempty"`
+	Idempotent         bool `json:"idempotent,omitempty"`
+	RequiresNetwork    bool `json:"requires_network,omitempty"`
+	RequiresFilesystem bool `json:"requires_filesystem,omitempty"`
+	// Examples are sample calls, each an arguments object valid against
+	// InputSchema.
+	Examples []ToolExample `json:"examples,omitempty"`
+}
+
+// ToolExample is one sample call of a described tool.
+type ToolExample struct {
+	Args        json.RawMessage `json:"args"`
+	Description string          `json:"description,omitempty"`
 }

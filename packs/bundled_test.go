@@ -15,7 +15,8 @@ import (
 )
 
 // The bundled pack validates, and its manifest says exactly what each
-// module's describe export says about names, descriptions, tags and schemas.
+// module's describe export says about names, descriptions, tags, schemas,
+// categories and flags.
 // After changing a module, regenerate its entries with
 // `skillhost describe FILE.wasm`.
 func TestBundledPackMatchesModules(t *testing.T) {
@@ -52,11 +53,14 @@ func TestBundledPackMatchesModules(t *testing.T) {
 					td.Export = td.Name
 				}
 				td.InputSchema, td.OutputSchema = canonical(t, td.InputSchema), canonical(t, td.OutputSchema)
+				td.Examples = nil // written in pack.yaml only
 				want = append(want, td)
 			}
 			for _, tool := range m.Tools {
 				got = append(got, abi.ToolDescriptor{Name: tool.Name, Export: tool.Export, Description: tool.Description,
-					InputSchema: canonical(t, tool.InputSchema), OutputSchema: canonical(t, tool.OutputSchema), Tags: tool.Tags})
+					InputSchema: canonical(t, tool.InputSchema), OutputSchema: canonical(t, tool.OutputSchema), Tags: tool.Tags,
+					Category: tool.Category, SideEffects: tool.SideEffects, Idempotent: tool.Idempotent,
+					RequiresNetwork: tool.RequiresNetwork, RequiresFilesystem: tool.RequiresFilesystem})
 				if err := hmExports(hm, tool.Export); err != nil {
 					t.Error(err)
 				}

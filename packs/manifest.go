@@ -195,6 +195,14 @@ func Parse(data []byte, file string) (*Pack, error) {
 	// rest is still checked, so one run lists every problem.
 	var raw rawPack
 	_ = remarshal(v, &raw)
+	// The keys each tool entry wrote: a module's describe export fills in
+	// the rest (see MergeTool).
+	var written struct {
+		Modules []struct {
+			Tools []map[string]json.RawMessage `json:"tools"`
+		} `json:"modules"`
+	}
+	_ = remarshal(v, &written)
 	c := manifestCheck{file: file, doc: doc, schemaErrs: schemaErrs}
 	p := &Pack{Name: raw.Name, Version: scalarText(raw.Version), Description: raw.Description, DefaultLoading: raw.DefaultLoading}
 	if p.DefaultLoading == "" {
@@ -227,6 +235,12 @@ func Parse(data []byte, file string) (*Pack, error) {
 		for j, rt := range rm.Tools {
 			tat := loc(at, "tools", j)
 			t := c.tool(p, rt, tat)
+			if i < len(written.Modules) && j < len(written.Modules[i].Tools) {
+				for k := range written.Modules[i].Tools[j] {
+					t.Written = append(t.Written, k)
+				}
+				slices.Sort(t.Written)
+			}
 			if prev, dup := toolNames[t.Name]; dup {
 				c.bad(loc(tat, "name"), "tool %q is already declared at %s", t.Name, prev)
 			} else {

@@ -61,9 +61,11 @@ func TestParseGood(t *testing.T) {
 			Tools: []*Tool{
 				{Name: "slugify", Export: "slugify", DisplayName: "Slugify", Description: "Make a slug.", Idempotent: true,
 					InputSchema: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`),
-					Version:     "1.2.0", Category: DefaultCategory, Loading: LoadingDeferred},
+					Version:     "1.2.0", Category: DefaultCategory, Loading: LoadingDeferred,
+					Written: []string{"description", "idempotent", "input_schema", "name"}},
 				{Name: "fetch", Export: "do_fetch", DisplayName: "Fetch", SideEffects: true, RequiresNetwork: true,
-					Version: "1.2.0", Category: DefaultCategory, Loading: LoadingDeferred},
+					Version: "1.2.0", Category: DefaultCategory, Loading: LoadingDeferred,
+					Written: []string{"export", "name", "requires_network", "side_effects"}},
 			},
 		}},
 	}

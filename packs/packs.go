@@ -163,6 +163,11 @@ type Tool struct {
 	Loading string `json:"loading,omitempty"`
 	// ConfigParams are the settings an operator may give the tool.
 	ConfigParams []ConfigParam `json:"config_params,omitempty"`
+	// Written lists the keys the tool's pack.yaml entry wrote, sorted
+	// ("description", "idempotent", ...); empty for a tool that no entry
+	// declared. MergeTool lets exactly these override what the module's
+	// describe export reports.
+	Written []string `json:"-"`
 }
 
 // Example is one sample call of a tool.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"sync"
 
 	"github.com/gobwas/glob"
 
+	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/internal/fastschema"
 	"github.com/skillhost/skillhost/packs"
@@ -195,7 +197,9 @@ func compilePolicy(p ToolPolicy) (func(string) bool, error) {
 }
 
 // loadPacks registers the Wasm tools of cat, asking a module's describe
-// export when its manifest lists none.
+// export when its manifest lists none or leaves out what it describes. A
+// module packs.CheckModule refuses is a problem, and none of its tools
+// load.
 func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
 	bad := map[*packs.Pack]bool{}
 	for _, p := range cat.Packs() {
@@ -209,8 +213,31 @@ func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
 			bad[p] = true
 		}
 	}
+	// The catalog's entries (a later pack may have replaced some) and the
+	// modules whose entries a describe export completes.
+	entries := map[*packs.Tool]*packs.ToolEntry{}
+	merge := map[*packs.Module]bool{}
+	refused := map[*packs.Module]bool{}
+	for _, p := range cat.Packs() {
+		if bad[p] {
+			continue
+		}
+		for _, m := range p.Modules {
+			describe, err := checkModule(p, m)
+			if err != nil {
+				r.problems = append(r.problems, fmt.Errorf("pack %s: %w (its tools are not loaded)", p.Name, err))
+				refused[m] = true
+				continue
+			}
+			merge[m] = describe && slices.ContainsFunc(m.Tools, packs.NeedsDescribe)
+		}
+	}
 	for _, te := range cat.Tools() {
-		if bad[te.Pack] {
+		if bad[te.Pack] || refused[te.Module] {
+			continue
+		}
+		entries[te.Tool] = te
+		if merge[te.Module] {
 			continue
 		}
 		if err := r.addWasm(te.Pack, te.Module, te.Tool, te.Source, te.Path); err != nil {
@@ -223,8 +250,11 @@ func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
 		}
 		r.packs = append(r.packs, p)
 		for _, m := range p.Modules {
-			if len(m.Tools) == 0 {
-				if err := r.describeTools(ctx, p, m); err != nil {
+			if refused[m] {
+				continue
+			}
+			if len(m.Tools) == 0 || merge[m] {
+				if err := r.describeTools(ctx, p, m, entries); err != nil {
 					r.problems = append(r.problems, err)
 				}
 			}
@@ -232,8 +262,34 @@ func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
 	}
 }
 
+// checkModule refuses, before anything is compiled, what validate
+// reports from a module's exports (see packs.CheckModule): a command
+// module whose exports would trap, a module with no tools to load. It reports whether the module exports describe.
+// A module whose file cannot be read is left to fail where it is loaded.
+func checkModule(p *packs.Pack, m *packs.Module) (describe bool, err error) {
+	wasm, err := fs.ReadFile(p.FS, m.Path)
+	if err != nil {
+		return false, nil
+	}
+	var refused []error
+	for _, e := range unjoin(packs.CheckModule(m, wasm)) {
+		// An entry naming a missing export fails when called, as before.
+		if e != nil && !errors.Is(e, packs.ErrNoExport) {
+			refused = append(refused, e)
+		}
+	}
+	if len(refused) > 0 {
+		return false, errors.Join(refused...)
+	}
+	exports, _ := packs.ModuleExports(wasm)
+	return slices.Contains(exports, abi.ExportDescribe), nil
+}
+
 // describeTools registers the tools a module's describe export declares.
-func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Module) error {
+// When the manifest lists tools for m, those of them still in the catalog
+// (entries) are registered, each laid over what the module describes of
+// it; an entry the module does not describe is registered as written.
+func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Module, entries map[*packs.Tool]*packs.ToolEntry) error {
 	hm, err := r.module(ctx, p, m)
 	if err != nil {
 		return err
@@ -242,18 +298,43 @@ func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Mo
 	if err != nil {
 		return fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
 	}
-	var errs []error
+	described := map[string]*packs.Tool{}
 	for _, td := range d.Tools {
-		export := td.Export
-		if export == "" {
-			export = td.Name
-		}
-		t := &packs.Tool{Name: td.Name, Export: export, Description: td.Description,
-			InputSchema: td.InputSchema, OutputSchema: td.OutputSchema, Tags: td.Tags}
+		described[td.Name] = packs.DescribedTool(td)
+	}
+	var errs []error
+	add := func(t *packs.Tool, source, path string) {
 		p.CompleteTool(t)
-		if err := r.addWasm(p, m, t, p.Source, p.Dir); err != nil {
+		if err := r.addWasm(p, m, t, source, path); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if len(m.Tools) == 0 {
+		for _, td := range d.Tools {
+			add(described[td.Name], p.Source, p.Dir)
+		}
+		return errors.Join(errs...)
+	}
+	for _, entry := range m.Tools {
+		te, ok := entries[entry]
+		if !ok {
+			continue // replaced by a later pack's tool
+		}
+		t := entry
+		dt, ok := described[entry.Name]
+		if !ok && slices.Contains(entry.Written, "export") {
+			// An entry naming the tool anew by its export.
+			for _, td := range d.Tools {
+				if td.Export == entry.Export || td.Export == "" && td.Name == entry.Export {
+					dt, ok = described[td.Name], true
+					break
+				}
+			}
+		}
+		if ok {
+			t = packs.MergeTool(dt, entry)
+		}
+		add(t, te.Source, te.Path)
 	}
 	return errors.Join(errs...)
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,17 +92,16 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		if err != nil {
 			errs = flatten(err)
 		}
-		tools := 0
+		var count toolCount
 		for _, p := range sc.Packs {
-			for _, m := range p.Modules {
-				tools += len(m.Tools)
-			}
+			e, w := checkModules(p, p.FS, p.Dir, &count)
+			errs, warns = append(errs, e...), append(warns, w...)
 		}
 		warns = append(warns, sc.Warnings...)
 		for _, s := range sc.Skills {
 			warns = append(warns, s.Warnings...)
 		}
-		return errs, warns, fmt.Sprintf("%d pack(s), %d tool(s), %d skill(s)", len(sc.Packs), tools, len(sc.Skills))
+		return errs, warns, fmt.Sprintf("%d pack(s), %s, %d skill(s)", len(sc.Packs), count, len(sc.Skills))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -122,11 +123,9 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		if err != nil {
 			return flatten(err), nil, ""
 		}
-		tools := 0
-		for _, m := range p.Modules {
-			tools += len(m.Tools)
-		}
-		return nil, nil, fmt.Sprintf("pack %s, %d module(s), %d tool(s)", p.Name, len(p.Modules), tools)
+		var count toolCount
+		errs, warns := checkModules(p, os.DirFS(filepath.Dir(path)), filepath.Dir(path), &count)
+		return errs, warns, fmt.Sprintf("pack %s, %d module(s), %s", p.Name, len(p.Modules), count)
 	case strings.HasSuffix(base, ".toml"):
 		cfg, err := packs.ParseConfig(path, data)
 		if err != nil {
@@ -158,6 +157,47 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		warns = append(warns, s.Warnings...)
 	}
 	return errs, warns, fmt.Sprintf("%d skill(s)", len(skills))
+}
+
+// toolCount is what validate says a pack's tools will be when loaded:
+// those pack.yaml lists, and those the modules without a list describe.
+type toolCount struct{ listed, describers int }
+
+func (c toolCount) String() string {
+	if c.describers == 0 {
+		return fmt.Sprintf("%d tool(s)", c.listed)
+	}
+	return fmt.Sprintf("%d tool(s) listed and those %d module(s) describe when loaded", c.listed, c.describers)
+}
+
+// checkModules judges each module of p from its exports, as loading will
+// (packs.CheckModule), reading its file from fsys; nothing is compiled
+// or run. dir names the pack's folder in messages. A file that cannot be
+// read is reported.
+func checkModules(p *packs.Pack, fsys fs.FS, dir string, count *toolCount) (errs []error, warns []string) {
+	for _, m := range p.Modules {
+		count.listed += len(m.Tools)
+		if len(m.Tools) == 0 {
+			count.describers++
+		}
+		wasm, err := fs.ReadFile(fsys, m.Path)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: pack %s module %s: %v", filepath.Join(dir, packs.ManifestFile), p.Name, m.Name, pathErr(err)))
+			continue
+		}
+		if err := packs.CheckModule(m, wasm); err != nil {
+			for _, e := range flatten(err) {
+				e = fmt.Errorf("%s: pack %s: %w", filepath.Join(dir, packs.ManifestFile), p.Name, e)
+				if errors.Is(e, packs.ErrNoExport) {
+					// Loading keeps the other tools; this one fails when called.
+					warns = append(warns, e.Error())
+				} else {
+					errs = append(errs, e)
+				}
+			}
+		}
+	}
+	return errs, warns
 }
 
 // isSkillFolder reports whether dir holds a skill's instructions file

@@ -53,7 +53,14 @@ var greet = Tool("test_greet", func(in greetIn) (greetOut, error) {
 		g = strings.ToUpper(g)
 	}
 	return greetOut{Greeting: strings.Repeat(g+" ", max(in.Times, 1))[:len(g)]}, nil
-}, Describe("Greet someone"), Tags("test", "demo"), Export("greet_export"))
+}, Describe("Greet someone"), Tags("test", "demo"), Export("greet_export"),
+	Idempotent(), Category("text"), Example("A loud greeting", greetIn{Name: "Ada", Style: "loud"}))
+
+// test_post declares the flags of a tool that reaches out: its risk is
+// derived from them.
+var _ = Tool("test_post", func(struct{}) (struct{}, error) { return struct{}{}, nil },
+	Describe("Post a message"), SideEffects(), RequiresNetwork(), RequiresFilesystem(),
+	Example("No arguments", json.RawMessage(`{}`)))
 
 var _ = Tool("test_nan", func(struct{}) (float64, error) { return math.NaN(), nil })
 
@@ -187,6 +194,12 @@ func TestToolPanicsOnBadRegistration(t *testing.T) {
 				return 0, nil
 			})
 		}, "field c"},
+		{"example not matching the input", func() {
+			Tool("test_bad_example", ok, Example("a field In does not have", map[string]any{"nope": 1}))
+		}, `tool "test_bad_example" example 0 does not fit the input schema`},
+		{"example not JSON", func() {
+			Tool("test_chan_example", ok, Example("a channel", make(chan int)))
+		}, `tool "test_chan_example" example 0`},
 		{"bad output tag", func() {
 			Tool("test_out", func(struct{}) (struct {
 				N int `json:"n" jsonschema:"enum=x"`
@@ -211,7 +224,7 @@ func TestToolPanicsOnBadRegistration(t *testing.T) {
 			tt.reg()
 		})
 	}
-	if lookup("test_other") != nil || lookup("test_str") != nil {
+	if lookup("test_other") != nil || lookup("test_str") != nil || lookup("test_bad_example") != nil {
 		t.Error("a refused tool was registered")
 	}
 }

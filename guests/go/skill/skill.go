@@ -18,6 +18,58 @@ type toolOptions struct {
 	description string
 	tags        []string
 	export      string
+	category    string
+	flags       toolFlags
+	examples    []example
+}
+
+// toolFlags are what a tool declares it does beyond computing its output.
+type toolFlags struct {
+	sideEffects, idempotent, network, filesystem bool
+}
+
+type example struct {
+	description string
+	args        any
+}
+
+// SideEffects declares that the tool changes something outside its output:
+// it writes a file, sends a message, changes a record. With network or
+// filesystem use it makes the tool DANGEROUS.
+func SideEffects() Option {
+	return func(o *toolOptions) { o.flags.sideEffects = true }
+}
+
+// Idempotent declares that calling the tool again with the same arguments
+// gives the same result and changes nothing more. A tool that is
+// idempotent and has no side effects is SAFE; a tool that declares
+// neither is MODERATE.
+func Idempotent() Option {
+	return func(o *toolOptions) { o.flags.idempotent = true }
+}
+
+// RequiresNetwork declares that the tool makes HTTP requests.
+func RequiresNetwork() Option {
+	return func(o *toolOptions) { o.flags.network = true }
+}
+
+// RequiresFilesystem declares that the tool reads or writes mounted
+// folders.
+func RequiresFilesystem() Option {
+	return func(o *toolOptions) { o.flags.filesystem = true }
+}
+
+// Category sets the group the tool is listed under ("text", "data", ...).
+func Category(name string) Option {
+	return func(o *toolOptions) { o.category = name }
+}
+
+// Example adds a sample call: args is the arguments object (a value of the
+// tool's input type, a map, or json.RawMessage), checked against the
+// input schema when the tool is registered; description says what it
+// shows.
+func Example(description string, args any) Option {
+	return func(o *toolOptions) { o.examples = append(o.examples, example{description, args}) }
 }
 
 // Describe sets the tool's description: what it does and when a model
@@ -121,7 +173,24 @@ func Tool[In, Out any](name string, fn func(In) (Out, error), opts ...Option) *H
 			InputSchema:  inJSON,
 			OutputSchema: outJSON,
 			Tags:         o.tags,
+			Category:     o.category,
+
+			SideEffects:        o.flags.sideEffects,
+			Idempotent:         o.flags.idempotent,
+			RequiresNetwork:    o.flags.network,
+			RequiresFilesystem: o.flags.filesystem,
 		},
+	}
+	for i, ex := range o.examples {
+		args, err := json.Marshal(ex.args)
+		if err != nil {
+			panic(fmt.Sprintf("skill: tool %q example %d: %v", name, i, err))
+		}
+		var v In
+		if e := decodeInput(args, &v, in); e != nil {
+			panic(fmt.Sprintf("skill: tool %q example %d does not fit the input schema: %s", name, i, e.Message))
+		}
+		t.desc.Examples = append(t.desc.Examples, abi.ToolExample{Args: args, Description: ex.description})
 	}
 	t.invoke = func(input []byte) ([]byte, *abi.Error) {
 		var v In

@@ -43,6 +43,7 @@ type JSONQueryOut struct {
 }
 
 var jsonQueryTool = skill.Tool("json_query", jsonQuery,
+	skill.Category("data"), skill.Idempotent(),
 	skill.Describe(`Select values from a JSON document with a path. Steps: .name member, ."any key" or ["any key"] quoted member, [N] index (negative from the end), [a:b] slice, [] or [*] or .* every element/value, ..name every member named name at any depth. A leading $ is allowed. Examples: .items[0].name, .items[].price, .data.users[-1].email, ..id. A single-value path fails with not_found naming the step that found nothing; multi-value paths skip missing members.`),
 	skill.Tags("json", "query", "data", "jq", "jsonpath"))
 
@@ -153,6 +154,7 @@ type JSONFormatOut struct {
 }
 
 var jsonFormatTool = skill.Tool("json_format", jsonFormat,
+	skill.Category("data"), skill.Idempotent(),
 	skill.Describe("Validate JSON text and pretty-print it (or minify it with indent 0), optionally sorting object keys. Invalid JSON fails with invalid_input naming the line and column."),
 	skill.Tags("json", "format", "validate", "data"))
 
@@ -210,6 +212,7 @@ type TZConvertOut struct {
 }
 
 var tzConvertTool = skill.Tool("tz_convert", tzConvert,
+	skill.Category("data"), skill.Idempotent(),
 	skill.Describe("Convert a date and time between IANA time zones (daylight saving aware). Accepts RFC 3339, local date-times read in from_zone, dates, or Unix seconds; returns the time in to_zone with its offset, abbreviation, weekday and Unix time."),
 	skill.Tags("time", "timezone", "date", "convert"))
 
@@ -303,10 +306,12 @@ type DecodeOut struct {
 }
 
 var encodeTool = skill.Tool("encode", encode,
+	skill.Category("data"), skill.Idempotent(),
 	skill.Describe("Encode text as base64, base64url, unpadded base64, hex, URL query or path escaping, or HTML entities."),
 	skill.Tags("encode", "base64", "hex", "url", "html"))
 
 var decodeTool = skill.Tool("decode", decode,
+	skill.Category("data"), skill.Idempotent(),
 	skill.Describe("Decode base64 (any variant, padding optional), hex, URL escaping or HTML entities back to text (or to hex for binary data)."),
 	skill.Tags("decode", "base64", "hex", "url", "html"))
 
@@ -398,6 +403,7 @@ type HashOut struct {
 }
 
 var hashTool = skill.Tool("hash", hashText,
+	skill.Category("data"), skill.Idempotent(),
 	skill.Describe("Compute the SHA-256 (default), SHA-512, SHA-1 or MD5 digest of a text, or an HMAC with a key, as hex or base64. Use it for checksums, cache keys or verifying signatures."),
 	skill.Tags("hash", "sha256", "md5", "hmac", "checksum"))
 

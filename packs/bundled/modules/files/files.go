@@ -130,6 +130,7 @@ type ReadFileOut struct {
 }
 
 var readFileTool = skill.Tool("read_file", readFile,
+	skill.Category("files"), skill.Idempotent(), skill.RequiresFilesystem(),
 	skill.Describe("Read a text file from the granted folder (/data), optionally a window of lines (offset is the 1-based first line, limit the number of lines; at most 256 KiB per call). Reports the total line count so you can page through large files. Binary files are refused."),
 	skill.Tags("files", "read", "filesystem"))
 
@@ -247,6 +248,7 @@ type ListDirOut struct {
 }
 
 var listDirTool = skill.Tool("list_dir", listDir,
+	skill.Category("files"), skill.Idempotent(), skill.RequiresFilesystem(),
 	skill.Describe("List the files and folders in a directory of the granted folder (/data), optionally recursively and filtered by a name glob, with type, size and modification time, sorted by path."),
 	skill.Tags("files", "list", "directory", "filesystem"))
 
@@ -345,6 +347,7 @@ type FileInfoOut struct {
 }
 
 var fileInfoTool = skill.Tool("file_info", fileInfo,
+	skill.Category("files"), skill.Idempotent(), skill.RequiresFilesystem(),
 	skill.Describe("Report whether a path in the granted folder (/data) is a file or directory, with its size, modification time and permissions. Fails with not_found when it does not exist."),
 	skill.Tags("files", "stat", "filesystem"))
 
@@ -388,6 +391,7 @@ type WriteFileOut struct {
 }
 
 var writeFileTool = skill.Tool("write_file", writeFile,
+	skill.Category("files"), skill.SideEffects(), skill.RequiresFilesystem(),
 	skill.Describe("Write text to a file in the granted folder (/data): overwrite (default), append, or create only if new; optionally create parent directories. Works only when the folder is granted read-write; otherwise fails with permission_denied."),
 	skill.Tags("files", "write", "filesystem"))
 
@@ -472,6 +476,7 @@ type SearchFilesOut struct {
 }
 
 var searchFilesTool = skill.Tool("search_files", searchFiles,
+	skill.Category("files"), skill.Idempotent(), skill.RequiresFilesystem(),
 	skill.Describe("Search the text files under a directory of the granted folder (/data) for lines matching a regular expression (like grep -rn), optionally only files matching a name glob. Returns path, line number and line text of each match. Hidden, binary and files over 8 MiB are skipped."),
 	skill.Tags("files", "search", "grep", "filesystem"))
 

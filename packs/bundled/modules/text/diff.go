@@ -25,6 +25,7 @@ type TextDiffOut struct {
 }
 
 var textDiffTool = skill.Tool("text_diff", textDiff,
+	skill.Category("text"), skill.Idempotent(),
 	skill.Describe("Compare two texts line by line and return a unified diff (the format of diff -u and git diff) with counts of added and removed lines. Use it to show what changed between two versions of a file or answer."),
 	skill.Tags("text", "diff", "compare"))
 

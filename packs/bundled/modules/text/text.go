@@ -25,6 +25,7 @@ type SlugifyOut struct {
 }
 
 var slugifyTool = skill.Tool("slugify", slugify,
+	skill.Category("text"), skill.Idempotent(),
 	skill.Describe("Turn text into a URL- and filename-safe slug: accents folded to ASCII (é→e, ß→ss), punctuation dropped, words joined by '-' (or '_' / '.'), lower-cased. Example: \"Hello, Wörld!\" → \"hello-world\"."),
 	skill.Tags("text", "slug", "url"))
 
@@ -153,6 +154,7 @@ type WordFreq struct {
 }
 
 var wordCountTool = skill.Tool("word_count", wordCount,
+	skill.Category("text"), skill.Idempotent(),
 	skill.Describe("Count words, unique words, lines, sentences, paragraphs, characters and bytes of a text, estimate reading time, and list the most frequent words (lower-cased)."),
 	skill.Tags("text", "statistics"))
 
@@ -277,6 +279,7 @@ type CaseConvertOut struct {
 }
 
 var caseConvertTool = skill.Tool("case_convert", caseConvert,
+	skill.Category("text"), skill.Idempotent(),
 	skill.Describe("Convert text or an identifier between cases: snake_case, kebab-case, camelCase, PascalCase, CONSTANT_CASE, Title Case, Sentence case, UPPER, lower. Words are split at spaces, punctuation and case changes (\"parseHTTPResponse\" → parse, http, response)."),
 	skill.Tags("text", "identifier", "case"))
 
@@ -392,6 +395,7 @@ type Match struct {
 }
 
 var regexExtractTool = skill.Tool("regex_extract", regexExtract,
+	skill.Category("text"), skill.Idempotent(),
 	skill.Describe("Find all matches of a regular expression (Go RE2 syntax) in a text and return each match with its capture groups, byte offsets and line number. Use it to pull emails, URLs, IDs or fields out of text."),
 	skill.Tags("text", "regex", "extract"))
 
@@ -469,6 +473,7 @@ type RegexReplaceOut struct {
 }
 
 var regexReplaceTool = skill.Tool("regex_replace", regexReplace,
+	skill.Category("text"), skill.Idempotent(),
 	skill.Describe("Replace every match of a regular expression (Go RE2 syntax) in a text; the replacement may refer to groups as $1 or ${name}. Returns the new text and the number of replacements."),
 	skill.Tags("text", "regex", "replace"))
 

@@ -49,6 +49,7 @@ type HTTPFetchOut struct {
 }
 
 var httpFetchTool = skill.Tool("http_fetch", httpFetch,
+	skill.Category("web"), skill.SideEffects(), skill.RequiresNetwork(),
 	skill.Describe("Fetch a URL over HTTP(S) with GET (default), POST, PUT, PATCH, DELETE or HEAD and return the status, headers and body text (HTML pages turned into readable text by default, bodies cut at max_bytes). Only hosts the operator allowed can be reached; redirects are followed by the host."),
 	skill.Tags("web", "http", "fetch", "download", "api"))
 

@@ -1,0 +1,186 @@
+package packs
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Exports a module may define that decide how the host treats it. They
+// repeat the abi package's names, which packs may import but keeps as the
+// contract's.
+const (
+	exportDescribe   = "describe"
+	exportInitialize = "_initialize"
+	exportStart      = "_start"
+)
+
+var (
+	// ErrModule is matched by the errors of CheckModule that keep a
+	// module's tools from loading.
+	ErrModule = errors.New("module cannot serve its tools")
+	// ErrNoExport is matched by the errors of CheckModule about a tool
+	// entry naming an export the module does not have: the other tools
+	// load, and a call of that one fails.
+	ErrNoExport = errors.New("tool has no export")
+)
+
+// ModuleExports lists the function exports of a WebAssembly module, sorted,
+// reading only the module's section framing and its export section:
+// nothing is compiled or run. Bytes that are not a WebAssembly module, or
+// an export section that does not parse, are an error saying where.
+func ModuleExports(wasm []byte) ([]string, error) {
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+		return nil, errors.New("not a WebAssembly module (no \\0asm magic)")
+	}
+	if string(wasm[4:8]) != "\x01\x00\x00\x00" {
+		return nil, fmt.Errorf("WebAssembly version %x is not 1", wasm[4:8])
+	}
+	r := wasmReader{b: wasm, off: 8}
+	var names []string
+	for r.off < len(r.b) {
+		id, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, fmt.Errorf("section %d: %v", id, err)
+		}
+		if uint64(size) > uint64(len(r.b)-r.off) {
+			return nil, fmt.Errorf("section %d at byte %d claims %d bytes, %d remain", id, r.off, size, len(r.b)-r.off)
+		}
+		end := r.off + int(size)
+		if id == 7 {
+			sec := wasmReader{b: r.b[:end], off: r.off}
+			if names, err = sec.exports(); err != nil {
+				return nil, fmt.Errorf("export section: %v", err)
+			}
+		}
+		r.off = end
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+type wasmReader struct {
+	b   []byte
+	off int
+}
+
+func (r *wasmReader) byte() (byte, error) {
+	if r.off >= len(r.b) {
+		return 0, fmt.Errorf("unexpected end at byte %d", r.off)
+	}
+	c := r.b[r.off]
+	r.off++
+	return c, nil
+}
+
+// u32 reads an unsigned LEB128 number of at most 32 bits.
+func (r *wasmReader) u32() (uint32, error) {
+	var v uint32
+	for shift := 0; shift < 35; shift += 7 {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		v |= uint32(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("number at byte %d is longer than 5 bytes", r.off)
+}
+
+func (r *wasmReader) exports() ([]string, error) {
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i := uint32(0); i < n; i++ {
+		l, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if uint64(l) > uint64(len(r.b)-r.off) {
+			return nil, fmt.Errorf("export %d's name claims %d bytes, %d remain", i, l, len(r.b)-r.off)
+		}
+		name := string(r.b[r.off : r.off+int(l)])
+		r.off += int(l)
+		if !utf8.ValidString(name) {
+			return nil, fmt.Errorf("export %d's name is not UTF-8", i)
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.u32(); err != nil {
+			return nil, err
+		}
+		if kind == 0 {
+			names = append(names, name)
+		}
+	}
+	if r.off != len(r.b) {
+		return nil, fmt.Errorf("%d bytes left after %d exports", len(r.b)-r.off, n)
+	}
+	return names, nil
+}
+
+// CheckModule judges, from its exports alone, whether module m of a pack
+// can serve tools as the registry loads them, given its bytes: the module
+// must be WebAssembly; a WASI command module (it exports _start and no
+// _initialize, which is what Go and TinyGo build without
+// -buildmode=c-shared) is refused, since its exports trap before its
+// runtime is set up; a module whose manifest lists no tools needs a
+// describe export (each an error matching ErrModule); and every export the
+// manifest names should exist (an error matching ErrNoExport). Every
+// error names the module.
+func CheckModule(m *Module, wasm []byte) error {
+	exports, err := ModuleExports(wasm)
+	if err != nil {
+		return fmt.Errorf("%w: module %s (%s): %v", ErrModule, m.Name, m.Path, err)
+	}
+	has := func(name string) bool { _, ok := slices.BinarySearch(exports, name); return ok }
+	var errs []error
+	if has(exportStart) && !has(exportInitialize) {
+		errs = append(errs, fmt.Errorf("%w: module %s (%s) is a WASI command module: it exports _start and no _initialize, "+
+			"so its tool exports run before the guest's runtime is set up and trap (\"unreachable\"); "+
+			"build it as a reactor: add -buildmode=c-shared to the go build or tinygo build command "+
+			"(GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o %s .)", ErrModule, m.Name, m.Path, m.Path))
+	}
+	if len(m.Tools) == 0 && !has(exportDescribe) {
+		errs = append(errs, fmt.Errorf("%w: module %s (%s) has no tools: entry in pack.yaml and no describe export, so no tool would load; "+
+			"list its tools under modules[].tools, or build it with a skillhost SDK, which exports describe (exports found: %s)",
+			ErrModule, m.Name, m.Path, exportList(exports)))
+	}
+	for _, t := range m.Tools {
+		if !has(t.Export) {
+			errs = append(errs, fmt.Errorf("%w: module %s (%s) has no export %q for tool %q, so calling it fails (exports found: %s)",
+				ErrNoExport, m.Name, m.Path, t.Export, t.Name, exportList(exports)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// exportList shows a module's callable exports for a message, at most 12.
+func exportList(exports []string) string {
+	var shown []string
+	for _, e := range exports {
+		if e == exportInitialize || e == exportStart || strings.HasPrefix(e, "__") {
+			continue
+		}
+		shown = append(shown, e)
+	}
+	if len(shown) == 0 {
+		return "none"
+	}
+	if len(shown) > 12 {
+		return strings.Join(shown[:12], ", ") + fmt.Sprintf(" and %d more", len(shown)-12)
+	}
+	return strings.Join(shown, ", ")
+}
