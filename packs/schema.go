@@ -98,6 +98,51 @@ const packSchemaURL = "https://skillhost.invalid/pack-schema.json"
 // Schema rules the error wraps the *jsonschema.ValidationError against
 // the meta-schema (see schemaCompileErrors).
 func compileSchema(doc any) (*jsonschema.Schema, error) {
+	key, err := json.Marshal(doc)
+	if err != nil {
+		return compileSchemaOnce(doc) // the compiler says what is wrong
+	}
+	if s := packSchemas.get(string(key)); s != nil {
+		return s, nil
+	}
+	s, err := compileSchemaOnce(doc)
+	if err == nil {
+		packSchemas.put(string(key), s)
+	}
+	return s, err
+}
+
+// packSchemas remembers the schemas compileSchema compiled, by their JSON:
+// checking a schema against the meta-schema costs about half a
+// millisecond, and a pack's schemas are compiled once when its manifest is
+// checked and again when the registry is built, and again on every
+// reload. A compiled schema is immutable, so one serves every caller.
+var packSchemas = &schemaCache{max: 4096}
+
+// schemaCache is a map of compiled schemas that starts afresh when full.
+type schemaCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]*jsonschema.Schema
+}
+
+func (c *schemaCache) get(key string) *jsonschema.Schema {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[key]
+}
+
+func (c *schemaCache) put(key string, s *jsonschema.Schema) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[string]*jsonschema.Schema)
+	}
+	c.m[key] = s
+}
+
+// compileSchemaOnce compiles doc with a compiler of its own.
+func compileSchemaOnce(doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	c.DefaultDraft(jsonschema.Draft2020)

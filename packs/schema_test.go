@@ -2,6 +2,7 @@ package packs
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"strings"
@@ -186,5 +187,42 @@ func BenchmarkCheckSchema(b *testing.B) {
 		if errs := checkSchema("pack", "pack.yaml", n); len(errs) > 0 {
 			b.Fatal(errs)
 		}
+	}
+}
+
+// A schema compiled twice is compiled once: the second compile returns
+// the first's result, and a schema that differs in any value is compiled
+// anew. A broken schema is never remembered.
+func TestCompileSchemaRemembers(t *testing.T) {
+	doc := func(s string) any {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a, err := compileSchema(doc(`{"type":"object","properties":{"q":{"type":"string","maxLength":7}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := compileSchema(doc(`{"properties":{"q":{"maxLength":7,"type":"string"}},"type":"object"}`))
+	if err != nil || a != b {
+		t.Errorf("the same schema compiled twice: %p, %p, %v", a, b, err)
+	}
+	c, err := compileSchema(doc(`{"type":"object","properties":{"q":{"type":"string","maxLength":8}}}`))
+	if err != nil || c == a {
+		t.Errorf("a different schema got the first one's compilation")
+	}
+	for range 2 {
+		if _, err := compileSchema(doc(`{"type":"nonsense"}`)); err == nil {
+			t.Fatal("a broken schema compiled")
+		}
+	}
+	small := &schemaCache{max: 2}
+	small.put("1", a)
+	small.put("2", b)
+	small.put("3", c)
+	if small.get("1") != nil || small.get("3") != c {
+		t.Errorf("a full cache did not start afresh")
 	}
 }

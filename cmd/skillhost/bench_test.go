@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkWholeProcess runs the skillhost binary as a user does, warm
+// compilation cache, and compares calling a bundled tool by name with
+// calling the same export of the same module with --module: what opening
+// the packs, the registry and argument validation add to a whole process.
+// The two alternate in each iteration so that a noisy machine weighs on
+// both alike; the figures are medians.
+func BenchmarkWholeProcess(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "skillhost")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("building skillhost: %v\n%s", err, out)
+	}
+	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "SKILLHOST_CONFIG=")
+	module, err := filepath.Abs(filepath.Join("..", "..", "packs", "bundled", "modules", "text", "text.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const args = `{"text":"Hello, World!"}`
+	variants := []struct {
+		name string
+		argv []string
+	}{
+		{"pack", []string{"call", "slugify", args}},
+		{"module", []string{"call", "--module", module, "--export", "slugify", "--input", args}},
+	}
+	run := func(argv []string) time.Duration {
+		cmd := exec.Command(bin, argv...)
+		cmd.Env, cmd.Dir = env, dir
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("skillhost %q: %v\n%s", argv, err, out)
+		}
+		return time.Since(start)
+	}
+	for _, v := range variants {
+		run(v.argv) // compiles into the cache
+	}
+	times := make([][]time.Duration, len(variants))
+	for b.Loop() {
+		for i, v := range variants {
+			times[i] = append(times[i], run(v.argv))
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	pack, mod := median(times[0]), median(times[1])
+	b.ReportMetric(float64(pack.Microseconds())/1000, "pack-ms")
+	b.ReportMetric(float64(mod.Microseconds())/1000, "module-ms")
+	b.ReportMetric(float64(pack)/float64(mod), "pack/module")
+}
