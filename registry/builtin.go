@@ -50,6 +50,17 @@ type BuiltinOptions struct {
 	MaxSearchResults int
 }
 
+// UsesIndex reports whether name is a built-in tool that answers from the
+// discovery index (tool_search, skill_search, skill_get, skill_list), and
+// so exists only in a registry built with BuiltinOptions.Index.
+func UsesIndex(name string) bool {
+	switch name {
+	case toolSearchDesc.Name, skillSearchDesc.Name, skillGetDesc.Name, skillListDesc.Name:
+		return true
+	}
+	return false
+}
+
 // Builtins returns skillhost's own tools as natives to pass as
 // Options.Builtins: tool_search, skill_search, skill_get and skill_list
 // over opts.Index, and list_skills, load_skill, read_skill_resource and

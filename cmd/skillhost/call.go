@@ -197,12 +197,12 @@ func callTool(ctx context.Context, g *globals, cf *callFlags, name string, posit
 		}
 		extra = &x
 	}
-	// A call needs no discovery index: the engine is opened once, without
-	// it, and the grant flags are added to the operator's grant of the
+	// A call needs no discovery index unless it calls a search tool: the
+	// engine is opened once, without it, and the grant flags are added to the operator's grant of the
 	// tool's pack as the registry is built. A dry run compiles nothing, so
 	// it needs no cache either.
 	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) {
-		cfg.NoIndex = true
+		cfg.NoIndex = !registry.UsesIndex(name)
 		cfg.NoCache = cf.dryRun
 		if extra == nil {
 			return

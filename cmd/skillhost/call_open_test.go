@@ -73,4 +73,17 @@ func TestCallOpensEngineOnceWithoutIndex(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, ".skillhost", "index.db")); err != nil {
 		t.Errorf("search made no index: %v", err)
 	}
+	// So do the built-in search tools, called by name.
+	for _, c := range []struct{ tool, args, want string }{
+		{"tool_search", `{"query":"turn a title into a url slug"}`, `"slugify"`},
+		{"skill_list", `{}`, `"log-triage"`},
+	} {
+		opens = 0
+		if r := runIn(t, "call", c.tool, c.args); r.code != 0 || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("call %s: exit %d, stdout %.300q, stderr %q; want %s", c.tool, r.code, r.stdout, r.stderr, c.want)
+		}
+		if opens != 1 {
+			t.Errorf("call %s opened the engine %d times, want once", c.tool, opens)
+		}
+	}
 }
