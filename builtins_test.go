@@ -96,3 +96,26 @@ func TestOneEventStream(t *testing.T) {
 		}
 	}
 }
+
+// A Go skill is found by skill_search and read by skill_get like a file
+// skill, and replaces the file skill of its name there too.
+func TestGoSkillsAreSearchable(t *testing.T) {
+	e := open(t, skillhost.Config{GoSkills: []skillhost.Skill{
+		{Name: "invoice-audit", Description: "Audit supplier invoices against purchase orders and flag mismatched totals.",
+			Instructions: "Compare each invoice line with its purchase order."},
+		{Name: "log-triage", Description: "Triage logs the Go way.", Instructions: "Instructions written in Go."},
+	}})
+	ctx := context.Background()
+	run, err := e.NewRun(skillhost.RunContext{Tenant: "acme"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Call(ctx, "skill_search", json.RawMessage(`{"query":"check supplier invoices against purchase orders"}`), nil)
+	if err != nil || res.IsError || !strings.Contains(string(res.Output), "invoice-audit") {
+		t.Fatalf("skill_search for a Go skill: %+v, %v", res, err)
+	}
+	res, err = run.Call(ctx, "skill_get", json.RawMessage(`{"names":["log-triage"]}`), nil)
+	if err != nil || res.IsError || !strings.Contains(string(res.Output), "Instructions written in Go.") {
+		t.Errorf("skill_get of a Go skill replacing a file skill: %+v, %v", res, err)
+	}
+}

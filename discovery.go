@@ -143,7 +143,15 @@ func schemaParams(schema json.RawMessage) []index.Param {
 // scope, and empties packs the catalog no longer has.
 func (e *Engine) syncSkills(ctx context.Context, l *loaded) error {
 	byPack := map[string][]index.Skill{}
+	goSkills := map[string]bool{}
+	for _, sk := range e.cfg.GoSkills {
+		goSkills[sk.Name] = true
+		byPack[goSkillsPack] = append(byPack[goSkillsPack], indexGoSkill(sk))
+	}
 	for _, se := range l.cat.Skills() {
+		if goSkills[se.Skill.Name] {
+			continue // replaced by the Go skill of its name
+		}
 		byPack[se.Skill.Pack] = append(byPack[se.Skill.Pack], indexSkill(se.Skill))
 	}
 	// A pack may have moved scope since the last run: look in every scope
@@ -223,6 +231,16 @@ func indexSkill(s *packs.Skill) index.Skill {
 		Tags: s.Tags, Steps: s.Steps, Preconditions: s.Preconditions, FailureModes: s.FailureModes,
 		Instructions: s.Instructions, Origin: index.OriginPack, OriginRef: s.Pack, ContentHash: s.ContentHash,
 	}
+}
+
+// goSkillsPack is the pack the index files Config.GoSkills under: a name
+// no pack can have, so they never mix with a pack's skills.
+const goSkillsPack = "(go)"
+
+// indexGoSkill describes a Go skill for the index.
+func indexGoSkill(s Skill) index.Skill {
+	return index.Skill{Name: s.Name, Description: s.Description, Trigger: s.Description,
+		Instructions: s.Instructions, Origin: index.OriginPack, OriginRef: goSkillsPack}
 }
 
 // Problems returns what could not be loaded: broken skills and packs,
