@@ -137,6 +137,10 @@ type Config struct {
 	// GoSkills are skills written in Go, served by the skill tools
 	// (list_skills, load_skill, read_skill_resource, run_skill_script)
 	// beside the catalog's; one replaces a file skill of the same name.
+	// They are indexed for skill_search and skill_get too, in the index
+	// of the state folder: every process sharing that folder syncs the
+	// index to its own skills, so an engine with Go skills should have a
+	// StateDir of its own.
 	GoSkills []Skill
 	// Catalog says what a run's model sees and how deferred tools are
 	// activated. The operator config's [tool_search] fills the fields
