@@ -116,11 +116,17 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 		WithSysNanotime().
 		WithNanosleep(in.nanosleep).
 		WithOsyield(runtime.Gosched).
-		WithRandSource(rand.Reader).
-		WithStdin(bytes.NewReader(nil)).
-		WithStdout(logWriter{in, "stdout"}).
-		WithStderr(logWriter{in, "stderr"}).
-		WithArgs(m.name)
+		WithRandSource(rand.Reader)
+	if c := opts.command; c != nil {
+		// A WASI command (see RunCommand): its own argv, stdin and
+		// captured stdout and stderr.
+		mc = mc.WithStdin(bytes.NewReader(c.stdin)).WithStdout(c.stdout).WithStderr(c.stderr).WithArgs(c.args...)
+	} else {
+		mc = mc.WithStdin(bytes.NewReader(nil)).
+			WithStdout(logWriter{in, "stdout"}).
+			WithStderr(logWriter{in, "stderr"}).
+			WithArgs(m.name)
+	}
 	for k, v := range g.Env {
 		mc = mc.WithEnv(k, v)
 	}

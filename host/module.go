@@ -82,6 +82,10 @@ type CallOptions struct {
 	// OnLog, when set, receives each guest log entry as it is written, in
 	// addition to Result.Logs.
 	OnLog func(LogEntry)
+
+	// command, set by RunCommand, gives the instance a command's argv,
+	// stdin, stdout and stderr.
+	command *commandIO
 }
 
 // LogEntry is one guest log message or stdout/stderr write.

@@ -33,8 +33,8 @@ import (
 //   - "resource too large" (limit_exceeded): past the resource cap;
 //   - "resource unreadable" (unavailable): the file changed or went since
 //     the skill was loaded, or could not be read;
-//   - "script cannot run" (unavailable): a file script; only Go scripts
-//     run today.
+//   - "script cannot run" (unavailable): a file script that is not a
+//     .wasm WASI command module, or no host to run it (see script.go).
 
 // scriptsDir is the folder of a file skill whose files are its scripts.
 const scriptsDir = "scripts/"
@@ -95,13 +95,16 @@ var readSkillResourceDesc = packs.Tool{
 var runSkillScriptDesc = packs.Tool{
 	Name: RunSkillScriptName,
 	Description: "Run one of a skill's scripts with arguments (an object; see the script's input_schema in load_skill). " +
-		"Only scripts load_skill marks runnable can run: scripts a skill brings as files cannot be run yet " +
-		"(.wasm scripts are planned). Answers {skill_name, script_name, output}. " +
+		"Only scripts load_skill marks runnable can run. A .wasm script runs sandboxed as a command: each argument becomes a flag " +
+		"({\"query\": \"x\"} → --query x; a list repeats the flag; true → a bare flag; false and null are left out), " +
+		"stdin is empty unless given. Answers {skill_name, script_name, output} (a .wasm script's output is its stdout, " +
+		"with stderr and truncated when a cap cut them). " +
 		"Errors: not_found \"skill not found\" or \"script not found\"; invalid_input for arguments the script refuses; " +
-		"guest_error \"script failed\"; unavailable \"script cannot run\".",
+		"guest_error \"script failed\" (a non-zero exit, with the end of stderr); timeout; unavailable \"script cannot run\".",
 	InputSchema: json.RawMessage(`{"type":"object","required":["skill_name","script_name"],"additionalProperties":false,"properties":{` +
 		skillNameProp + `,"script_name":{"type":"string","minLength":1,"description":"The script's name, as load_skill lists it."},` +
-		`"args":{"type":"object","default":{},"description":"The script's arguments."}}}`),
+		`"args":{"type":"object","default":{},"description":"The script's arguments."},` +
+		`"stdin":{"type":"string","description":"Standard input for a .wasm script; empty when left out."}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["skill_name","script_name","output"],"properties":{` +
 		`"skill_name":{"type":"string"},"script_name":{"type":"string"},"output":true}}`),
 	Category:   "skills",
@@ -246,7 +249,7 @@ func (set *SkillSet) loadSkill(_ context.Context, run *Run, args json.RawMessage
 		for _, r := range sk.Resources {
 			size := r.Size
 			if strings.HasPrefix(r.Path, scriptsDir) {
-				out.Scripts = append(out.Scripts, scriptInfo{Name: r.Path, Size: &size})
+				out.Scripts = append(out.Scripts, scriptInfo{Name: r.Path, Size: &size, Runnable: run.runsWasmScripts() && path.Ext(r.Path) == ".wasm"})
 				continue
 			}
 			out.Resources = append(out.Resources, resourceInfo{Name: r.Path, Size: &size, SHA256: r.SHA256})
@@ -399,6 +402,13 @@ func (set *SkillSet) fileResource(s skillRef, name string) ([]byte, error) {
 	if res.Size > set.opts.MaxResourceBytes {
 		return nil, set.tooLarge(s.name, name, res.Size)
 	}
+	return set.readListed(s, res)
+}
+
+// readListed reads a file skill's listed file res, whatever its size,
+// refusing it when it changed since the skill was loaded.
+func (set *SkillSet) readListed(s skillRef, res *packs.Resource) ([]byte, error) {
+	name := res.Path
 	unreadable := func(format string, args ...any) error {
 		return builtinError(abi.CodeUnavailable, "resource unreadable: %q of skill %q: %s", name, s.name, fmt.Sprintf(format, args...))
 	}
@@ -443,6 +453,10 @@ type scriptOutput struct {
 	SkillName  string          `json:"skill_name"`
 	ScriptName string          `json:"script_name"`
 	Output     json.RawMessage `json:"output"`
+	// A .wasm script's output is its stdout; Stderr is what it wrote
+	// there, and Truncated says one of the two was cut at its cap.
+	Stderr    string `json:"stderr,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
 }
 
 func scriptNotFound(skill, name string, have []string) error {
@@ -458,6 +472,7 @@ func (set *SkillSet) runSkillScript(ctx context.Context, run *Run, args json.Raw
 		SkillName  string          `json:"skill_name"`
 		ScriptName string          `json:"script_name"`
 		Args       json.RawMessage `json:"args"`
+		Stdin      *string         `json:"stdin"`
 	}
 	if err := decodeBuiltinArgs(args, &in); err != nil {
 		return nil, err
@@ -467,7 +482,7 @@ func (set *SkillSet) runSkillScript(ctx context.Context, run *Run, args json.Raw
 		return nil, err
 	}
 	if s.file != nil {
-		return nil, fileScript(s, in.ScriptName)
+		return set.runFileScript(ctx, run, s, in.ScriptName, in.Args, in.Stdin)
 	}
 	var sc *SkillScript
 	var have []string
@@ -525,29 +540,4 @@ func (set *SkillSet) runSkillScript(ctx context.Context, run *Run, args json.Raw
 		return nil, builtinError(abi.CodeInternal, "script failed: script %q of skill %q returned a value that cannot be encoded as JSON: %v", sc.Name, s.name, err)
 	}
 	return scriptOutput{SkillName: s.name, ScriptName: sc.Name, Output: out}, nil
-}
-
-// fileScript answers a call of a file skill's script: "script not found",
-// or "script cannot run" — the host has no way to run a WASI command
-// module yet, and runs no native code.
-func fileScript(s skillRef, name string) error {
-	have := fileScripts(s.file.Skill)
-	want := ""
-	if clean, err := cleanResourcePath(name); err == nil {
-		for _, h := range have {
-			if h == clean || h == scriptsDir+clean {
-				want = h
-			}
-		}
-	}
-	if want == "" {
-		return scriptNotFound(s.name, name, have)
-	}
-	if path.Ext(want) == ".wasm" {
-		return builtinError(abi.CodeUnavailable, "script cannot run: %q of skill %q is a WebAssembly module; running a skill's .wasm scripts "+
-			"as WASI command modules is planned but not available yet. Read it with read_skill_resource, or follow the skill's instructions without it", want, s.name)
-	}
-	return builtinError(abi.CodeUnavailable, "script cannot run: %q of skill %q is not a WebAssembly module, and skillhost runs no native scripts; "+
-		"only scripts a skill registers in Go run today (.wasm scripts, as WASI command modules, are planned). "+
-		"Read it with read_skill_resource, or follow the skill's instructions without it", want, s.name)
 }

@@ -893,9 +893,10 @@ func TestRunSkillScript(t *testing.T) {
 	biFails(t, "missing script", script("csv-helper", "nope", nil), abi.CodeNotFound, "script not found", "stats")
 	biFails(t, "missing skill", script("nope", "stats", nil), abi.CodeNotFound, "skill not found")
 
-	// File scripts: not found, or cannot run yet.
-	biFails(t, "fill.wasm", script("pdf-tools", "scripts/fill.wasm", nil), abi.CodeUnavailable, "script cannot run", "WebAssembly", "planned")
-	biFails(t, "fill.wasm by its name", script("pdf-tools", "fill.wasm", nil), abi.CodeUnavailable, "script cannot run", "planned")
+	// File scripts: not found, or cannot run without a host (see
+	// script_test.go for .wasm scripts that run).
+	biFails(t, "fill.wasm", script("pdf-tools", "scripts/fill.wasm", nil), abi.CodeUnavailable, "script cannot run", "WebAssembly", "no host")
+	biFails(t, "fill.wasm by its name", script("pdf-tools", "fill.wasm", nil), abi.CodeUnavailable, "script cannot run", "no host")
 	biFails(t, "merge.py", script("pdf-tools", "merge.py", nil), abi.CodeUnavailable, "script cannot run", "no native scripts")
 	biFails(t, "a file that is not a script", script("pdf-tools", "references/guide.md", nil), abi.CodeNotFound, "script not found", "scripts/fill.wasm")
 	biFails(t, "a playbook has no scripts", script("restart-service", "x", nil), abi.CodeNotFound, "script not found", "it has none")
