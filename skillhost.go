@@ -524,7 +524,8 @@ func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage, op
 // and chat type.
 type RunContext = registry.RunContext
 
-// RunOptions adjust one run: its visibility policy.
+// RunOptions adjust one run: its visibility policy, its activation
+// scope, and who is told of an activation.
 type RunOptions = registry.RunOptions
 
 // Run is one request's or session's view of the engine's tools: its
@@ -536,6 +537,12 @@ type Run = registry.Run
 // rc.Session is required.
 func (e *Engine) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
 	return e.now().reg.NewRun(rc, opts)
+}
+
+// EndSession forgets what a tenant's session activated, when the session
+// ends: without it a long-running server keeps every session's.
+func (e *Engine) EndSession(tenant, session string) {
+	e.now().reg.EndSession(tenant, session)
 }
 
 // Close releases the engine's runtime and index.

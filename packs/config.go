@@ -57,7 +57,7 @@ const (
 )
 
 // topLevelKeys are the keys of the file, in the order messages list them.
-const topLevelKeys = "state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery"
+const topLevelKeys = "state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery, server, tenants"
 
 // maxConfigBytes bounds what is read of a config file.
 const maxConfigBytes = 1 << 20
@@ -178,6 +178,12 @@ type Config struct {
 	// SkillDiscovery holds the [skill_discovery] section: the skill
 	// discovery tools, pre-flight retrieval and the skill directory.
 	SkillDiscovery SkillDiscoveryConfig `json:"skill_discovery,omitzero"`
+	// Server holds the [server] section: how `skillhost serve` listens
+	// and what it records.
+	Server ServerConfig `json:"server,omitzero"`
+	// Tenants holds the [tenants.<id>] sections, in file order. With none,
+	// `skillhost serve` serves one local tenant without authentication.
+	Tenants []TenantConfig `json:"tenants,omitempty"`
 	// stateDirSet records that the file sets state_dir itself.
 	stateDirSet bool
 }
@@ -486,6 +492,10 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			r.toolExamples(c, kv)
 		case "skill_discovery":
 			r.skillDiscovery(c, kv)
+		case "server":
+			r.server(c, kv)
+		case "tenants":
+			r.tenants(c, kv)
 		default:
 			r.errorf(kv, "unknown key %q; expected one of %s", kv.key.String(), topLevelKeys)
 		}

@@ -89,6 +89,13 @@ func (f VisibilityFunc) Allowed(rc RunContext, t *Tool) bool { return f(rc, t) }
 type RunOptions struct {
 	// Policy decides what the run may see; nil allows every tool.
 	Policy VisibilityPolicy
+	// ActivationScope overrides the catalog's activation scope for this
+	// run: ScopeRun, ScopeSession, or "" for the catalog's.
+	ActivationScope string
+	// OnActivate, when set, is called after a deferred tool became visible
+	// in the run (or its session), with the tool's name: a server tells
+	// its client the tool list changed.
+	OnActivate func(name string)
 }
 
 // Run is one request's or session's view of the registry: its visible
@@ -96,10 +103,12 @@ type RunOptions struct {
 // and those activated in the run or its session) and its calls. A Run is
 // safe for concurrent use; NewRun copies nothing of the catalog.
 type Run struct {
-	reg    *Registry
-	rc     RunContext
-	policy VisibilityPolicy
-	act    *activations
+	reg        *Registry
+	rc         RunContext
+	policy     VisibilityPolicy
+	act        *activations
+	scope      string
+	onActivate func(string)
 }
 
 // activations are the tools activated in a run or a session.
@@ -153,11 +162,24 @@ func (s *sessions) get(tenant, session string) *activations {
 // required (ErrBadConfig otherwise): activations then persist across the
 // runs of that tenant's session and never reach another session.
 func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
-	run := &Run{reg: r, rc: rc, policy: allowAll{}}
-	if opts != nil && opts.Policy != nil {
-		run.policy = opts.Policy
+	run := &Run{reg: r, rc: rc, policy: allowAll{}, scope: r.opts.Catalog.ActivationScope}
+	if opts != nil {
+		if opts.Policy != nil {
+			run.policy = opts.Policy
+		}
+		switch opts.ActivationScope {
+		case "":
+		case ScopeRun, ScopeSession:
+			run.scope = opts.ActivationScope
+		default:
+			return nil, fmt.Errorf("%w: activation scope %q, want %q or %q", ErrBadConfig, opts.ActivationScope, ScopeRun, ScopeSession)
+		}
+		run.onActivate = opts.OnActivate
 	}
-	if r.opts.Catalog.ActivationScope == ScopeSession {
+	if run.scope == "" {
+		run.scope = ScopeRun
+	}
+	if run.scope == ScopeSession {
 		if rc.Session == "" {
 			return nil, fmt.Errorf("%w: activation_scope is %q but the run has no session id", ErrBadConfig, ScopeSession)
 		}
@@ -166,6 +188,15 @@ func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
 		run.act = &activations{}
 	}
 	return run, nil
+}
+
+// EndSession forgets the activations of a tenant's session: a server
+// calls it when the session ends, so that sessions do not accumulate. A
+// later run of the same session starts with nothing activated.
+func (r *Registry) EndSession(tenant, session string) {
+	r.sessions.mu.Lock()
+	defer r.sessions.mu.Unlock()
+	delete(r.sessions.m, [2]string{tenant, session})
 }
 
 type allowAll struct{}
@@ -271,12 +302,11 @@ func (run *Run) activate(ctx context.Context, t *Tool, source, reason string) {
 		return
 	}
 	if run.act.add(t.Name) {
-		scope := run.reg.opts.Catalog.ActivationScope
-		if scope == "" {
-			scope = ScopeRun
-		}
 		run.reg.emit(ctx, run.rc, EventToolActivated, map[string]any{
-			"tool_name": t.Name, "activation_scope": scope, "source": source, "reason": reason,
+			"tool_name": t.Name, "activation_scope": run.scope, "source": source, "reason": reason,
 		})
+		if run.onActivate != nil {
+			run.onActivate(t.Name)
+		}
 	}
 }

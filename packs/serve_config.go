@@ -1,0 +1,329 @@
+package packs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ServerConfig is the [server] section: how `skillhost serve` listens,
+// whom it lets in and what it keeps of every call.
+type ServerConfig struct {
+	// AllowedHosts are the Host header values an HTTP request may carry
+	// besides the loopback names (localhost, 127.0.0.1, [::1]) a server
+	// on loopback always accepts: a request naming any other host is
+	// refused, against DNS rebinding. "*" turns the check off.
+	AllowedHosts []string `json:"allowed_hosts,omitempty"`
+	// SharedPacks are the packs every tenant sees beside its own; nil
+	// means every pack no tenant names as its own.
+	SharedPacks []string `json:"shared_packs,omitempty"`
+	// AuditLog is where one JSON line per call goes: a file path, "-"
+	// for standard output, "" for nowhere.
+	AuditLog string `json:"audit_log,omitempty"`
+	// MemoryBudget bounds the guest memory of every warm instance of
+	// every tenant together, in bytes; 0 means the built-in default.
+	MemoryBudget uint64 `json:"memory_budget,omitempty"`
+	// DrainTimeout is how long a stopping server lets calls in flight
+	// finish; 0 means the built-in default.
+	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
+	// Line is where the section starts (0 when absent).
+	Line int `json:"-"`
+}
+
+// TenantConfig is a [tenants.<id>] section: who a tenant is (its API
+// keys, by hash), what it may use and how much.
+type TenantConfig struct {
+	ID string `json:"id"`
+	// KeyHashes are the SHA-256 hashes of the tenant's API keys. A key
+	// itself is never stored: the file holds "sha256:<64 hex digits>".
+	KeyHashes [][32]byte `json:"-"`
+	// Packs are the packs the tenant has besides [server] shared_packs.
+	Packs []string `json:"packs,omitempty"`
+	// Tools and DenyTools are name globs: a tool the tenant may use
+	// matches one of Tools (nil: every tool of its packs) and none of
+	// DenyTools.
+	Tools     []string `json:"tools,omitempty"`
+	DenyTools []string `json:"deny_tools,omitempty"`
+	// ActivationScope is "run" or "session" ("" keeps [tool_search]'s).
+	ActivationScope string `json:"activation_scope,omitempty"`
+	// Quotas bound the tenant's use.
+	Quotas Quotas `json:"quotas,omitzero"`
+	// Grants narrow what the operator's [packs.<name>] sections grant, for
+	// this tenant's calls: the tenant's pack sections, by pack name.
+	Grants map[string]PackGrant `json:"grants,omitempty"`
+	// Line is where the section starts.
+	Line int `json:"-"`
+}
+
+// Quotas are a tenant's limits; a zero field is no limit.
+type Quotas struct {
+	// ConcurrentCalls caps the tenant's calls in flight at once.
+	ConcurrentCalls int `json:"concurrent_calls,omitempty"`
+	// CallsPerMinute caps the calls started in any minute.
+	CallsPerMinute int `json:"calls_per_minute,omitempty"`
+	// FuelPerMinute caps the instructions the tenant's guests run in a
+	// minute (metered calls).
+	FuelPerMinute int64 `json:"fuel_per_minute,omitempty"`
+	// GuestTimePerMinute caps the time the tenant's guests run in a
+	// minute.
+	GuestTimePerMinute time.Duration `json:"guest_time_per_minute,omitempty"`
+	// Memory caps the guest memory of the tenant's calls in flight
+	// together, in bytes.
+	Memory uint64 `json:"memory,omitempty"`
+}
+
+// KeyHashPrefix starts a stored API key hash.
+const KeyHashPrefix = "sha256:"
+
+// HashKey returns how an API key is written in [tenants.<id>] api_keys.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return KeyHashPrefix + hex.EncodeToString(sum[:])
+}
+
+var (
+	tenantIDRE = regexp.MustCompile(`^[a-z0-9]+([_-][a-z0-9]+)*$`)
+	keyHashRE  = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+const (
+	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout"
+	tenantKeys = "api_keys, packs, tools, deny_tools, activation_scope, quotas, grants"
+	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
+)
+
+func (r *tomlReader) server(c *Config, kv tomlValue) {
+	keys, ok := r.table(kv, "a table ([server])")
+	if !ok {
+		return
+	}
+	s := &c.Server
+	s.Line = kv.line
+	for _, k := range keys {
+		switch k.key.last() {
+		case "allowed_hosts":
+			hosts, _ := r.strings(k, false)
+			for i, h := range hosts {
+				if h != "*" && !hostGlobRE.MatchString(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")) && !hostPortRE.MatchString(h) {
+					r.errorf(k, "%s[%d] %q must be a host name such as mcp.example.com (with a port if clients send one, mcp.example.com:8443), or \"*\"", k.key, i, h)
+					continue
+				}
+				s.AllowedHosts = append(s.AllowedHosts, strings.ToLower(h))
+			}
+		case "shared_packs":
+			s.SharedPacks = r.packNames(k)
+			if s.SharedPacks == nil {
+				s.SharedPacks = []string{}
+			}
+		case "audit_log":
+			if v, ok := r.str(k); ok {
+				if v != "-" && v != "" {
+					if p, ok := r.path(k); ok {
+						v = p
+					}
+				}
+				s.AuditLog = v
+			}
+		case "memory_budget":
+			s.MemoryBudget, _ = r.size(k)
+		case "drain_timeout":
+			s.DrainTimeout, _ = r.duration(k)
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), serverKeys)
+		}
+	}
+}
+
+var hostPortRE = regexp.MustCompile(`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$`)
+
+func (r *tomlReader) tenants(c *Config, kv tomlValue) {
+	sections, ok := r.table(kv, "a table of [tenants.<id>] sections")
+	if !ok {
+		return
+	}
+	keyOwner := map[[32]byte]string{}
+	for _, sec := range sections {
+		id := sec.key.last()
+		if !tenantIDRE.MatchString(id) {
+			r.errorf(sec, "tenant id %q in [%s] must be lowercase letters and digits separated by single - or _", id, sec.key)
+			continue
+		}
+		t, ok := r.tenant(sec)
+		if !ok {
+			continue
+		}
+		t.ID = id
+		for _, h := range t.KeyHashes {
+			if other, dup := keyOwner[h]; dup {
+				r.errorf(sec, "[%s] api_keys: the key hash %s%x is also a key of tenant %q; a key identifies one tenant", sec.key, KeyHashPrefix, h[:4], other)
+			}
+			keyOwner[h] = id
+		}
+		c.Tenants = append(c.Tenants, t)
+	}
+}
+
+func (r *tomlReader) tenant(sec tomlValue) (TenantConfig, bool) {
+	t := TenantConfig{Line: sec.line}
+	keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
+	if !ok {
+		return t, false
+	}
+	for _, k := range keys {
+		switch k.key.last() {
+		case "api_keys":
+			keys, _ := r.strings(k, false)
+			for i, s := range keys {
+				if !keyHashRE.MatchString(s) {
+					r.errorf(k, "%s[%d] must be a key's hash, \"sha256:\" and 64 lowercase hex digits, not the key itself: `skillhost serve keygen` makes a key and prints its hash", k.key, i)
+					continue
+				}
+				var h [32]byte
+				hex.Decode(h[:], []byte(s[len(KeyHashPrefix):]))
+				t.KeyHashes = append(t.KeyHashes, h)
+			}
+		case "packs":
+			t.Packs = r.packNames(k)
+		case "tools":
+			t.Tools = r.globs(k)
+		case "deny_tools":
+			t.DenyTools = r.globs(k)
+		case "activation_scope":
+			if s, ok := r.enum(k, activationRun, activationSession); ok {
+				t.ActivationScope = s
+			}
+		case "quotas":
+			t.Quotas = r.quotas(k)
+		case "grants":
+			sections, ok := r.table(k, fmt.Sprintf("a table of [%s.<pack>] sections", k.key))
+			if !ok {
+				continue
+			}
+			for _, ps := range sections {
+				name := ps.key.last()
+				if !nameRE.MatchString(name) {
+					r.errorf(ps, "pack name %q in [%s] must be lowercase letters and digits separated by single - or _", name, ps.key)
+					continue
+				}
+				g, ok := r.packSection(ps)
+				if !ok {
+					continue
+				}
+				if t.Grants == nil {
+					t.Grants = map[string]PackGrant{}
+				}
+				t.Grants[name] = g
+			}
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), tenantKeys)
+		}
+	}
+	if len(t.KeyHashes) == 0 {
+		r.errorf(sec, "[%s] has no api_keys: a tenant is known by its keys; `skillhost serve keygen` makes one", sec.key)
+		return t, false
+	}
+	return t, true
+}
+
+func (r *tomlReader) quotas(kv tomlValue) Quotas {
+	var q Quotas
+	keys, ok := r.table(kv, "a table such as {concurrent_calls = 8, calls_per_minute = 600}")
+	if !ok {
+		return q
+	}
+	for _, k := range keys {
+		switch k.key.last() {
+		case "concurrent_calls":
+			q.ConcurrentCalls, _ = r.bounded(k, 1, 1<<20)
+		case "calls_per_minute":
+			q.CallsPerMinute, _ = r.bounded(k, 1, 1<<30)
+		case "fuel_per_minute":
+			if n, ok := r.integer(k); ok {
+				if n < 1 {
+					r.errorf(k, "%s must be at least 1, got %d", k.key, n)
+					continue
+				}
+				q.FuelPerMinute = n
+			}
+		case "guest_time_per_minute":
+			q.GuestTimePerMinute, _ = r.duration(k)
+		case "memory":
+			q.Memory, _ = r.size(k)
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), quotaKeys)
+		}
+	}
+	return q
+}
+
+// packNames reads a list of pack names.
+func (r *tomlReader) packNames(kv tomlValue) []string {
+	names, _ := r.strings(kv, false)
+	var out []string
+	for i, n := range names {
+		if !nameRE.MatchString(n) {
+			r.errorf(kv, "%s[%d] %q is not a pack name: lowercase letters and digits separated by single - or _", kv.key, i, n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// globs reads a list of tool name globs.
+func (r *tomlReader) globs(kv tomlValue) []string {
+	gs, _ := r.strings(kv, false)
+	out := []string{}
+	for i, g := range gs {
+		if strings.TrimSpace(g) == "" {
+			r.errorf(kv, "%s[%d] is empty; write a tool name or a glob such as \"text_*\"", kv.key, i)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// size reads a size: "512MiB" or a number of bytes.
+func (r *tomlReader) size(kv tomlValue) (uint64, bool) {
+	switch v := kv.val.(type) {
+	case int64:
+		if v < 1 {
+			r.errorf(kv, "%s must be at least 1 byte, got %d", kv.key, v)
+			return 0, false
+		}
+		return uint64(v), true
+	case string:
+		n, err := ParseSize(v)
+		if err != nil || n == 0 {
+			r.errorf(kv, "%s %q is not a size; write one such as \"512MiB\" or \"2GiB\"", kv.key, v)
+			return 0, false
+		}
+		return n, true
+	}
+	r.wrongType(kv, "a size such as \"512MiB\" or a number of bytes")
+	return 0, false
+}
+
+// duration reads a duration: "30s", "1m30s".
+func (r *tomlReader) duration(kv tomlValue) (time.Duration, bool) {
+	s, ok := kv.val.(string)
+	if !ok {
+		r.wrongType(kv, "a duration such as \"30s\"")
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		if n, err := strconv.Atoi(s); err == nil {
+			r.errorf(kv, "%s %q has no unit; write %q", kv.key, s, fmt.Sprint(n)+"s")
+			return 0, false
+		}
+		r.errorf(kv, "%s %q is not a positive duration; write one such as \"30s\" or \"2m\"", kv.key, s)
+		return 0, false
+	}
+	return d, true
+}
