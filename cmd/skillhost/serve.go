@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/server"
+)
+
+// DefaultServeAddr is where `skillhost serve` listens without --http or
+// --stdio.
+const DefaultServeAddr = "127.0.0.1:8787"
+
+type serveFlags struct {
+	stdio  bool
+	http   string
+	tenant string
+}
+
+func newServeCmd(g *globals) *cobra.Command {
+	var sf serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the tools and skills over MCP (stdio or streamable HTTP)",
+		Long: `Serve the loaded packs' tools and skills to MCP clients: with --stdio to one
+client that started skillhost (Claude Desktop, VS Code), else as streamable
+HTTP at http://ADDR/mcp (default ` + DefaultServeAddr + `).
+
+Each MCP session is one run: tools/list is its visible catalog, deferred
+tools are found with tool_search and activated by their first call. A client
+of the stateless 2026-07-28 revision gets a run per request.
+
+Without [tenants] in skillhost.toml one local tenant is served, without
+authentication, on loopback only; a non-loopback address needs tenants with
+API keys ("skillhost serve keygen" makes one) and [server] allowed_hosts.
+SIGINT or SIGTERM stops taking calls and lets the calls in flight finish
+([server] drain_timeout); SIGHUP reloads the packs.`,
+		Example: `  skillhost serve --stdio
+  skillhost serve --http 127.0.0.1:8787
+  skillhost serve keygen`,
+		Args:        noArgs,
+		Annotations: map[string]string{longRunning: "yes"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sf.stdio && cmd.Flags().Changed("http") {
+				return usageErr("--stdio and --http are two ways to serve; give one")
+			}
+			return serve(cmd.Context(), g, &sf)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&sf.stdio, "stdio", false, "serve one client on standard input and output")
+	f.StringVar(&sf.http, "http", DefaultServeAddr, "serve streamable HTTP at `ADDR` (host:port), endpoint /mcp")
+	f.StringVar(&sf.tenant, "tenant", "", "with --stdio, the tenant `ID` to serve (needed when several are configured)")
+	cmd.AddCommand(newKeygenCmd(g))
+	return cmd
+}
+
+func newKeygenCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "keygen",
+		Short: "Make an API key for a tenant and print the hash to configure",
+		Long: `Make a random API key and print it once, with the line to put in the
+tenant's [tenants.<id>] section: skillhost.toml holds only the key's SHA-256
+hash, so the key cannot be read back from it. Give the key to the tenant,
+who sends it as "Authorization: Bearer <key>".`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var b [32]byte
+			rand.Read(b[:])
+			key := "sk_" + base64.RawURLEncoding.EncodeToString(b[:])
+			fmt.Fprintf(g.stdout, "key:  %s\nhash: %s\n\nin skillhost.toml:\n  [tenants.<id>]\n  api_keys = [%q]\n", key, packs.HashKey(key), packs.HashKey(key))
+			return nil
+		},
+	}
+}
+
+func serve(ctx context.Context, g *globals, sf *serveFlags) error {
+	logger := slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if !g.stderrTTY {
+		logger = slog.New(slog.NewJSONHandler(g.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	hub := server.NewEventHub(registry.SlogSink{Logger: logger})
+	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) { cfg.Events = hub })
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	srv, err := server.New(e, &server.Options{Logger: logger, Version: buildVersion().Version, StdioTenant: sf.tenant, Events: hub})
+	if err != nil {
+		return usageErr("%s", message(err))
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go reloadOnHangup(ctx, e, logger)
+	if sf.stdio {
+		return srv.ServeStdio(ctx, g.stdin, g.stdout)
+	}
+	if err := srv.CheckListen(sf.http); err != nil {
+		return usageErr("%s", message(err))
+	}
+	ln, err := net.Listen("tcp", sf.http)
+	if err != nil {
+		return usageErr("listening on %s: %v", sf.http, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(g.stderr, "skillhost: serving MCP at http://%s%s\n", ln.Addr(), server.MCPPath)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	drain := e.Operator().Server.DrainTimeout
+	if drain == 0 {
+		drain = server.DefaultDrainTimeout
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	logger.Info("draining calls in flight", "timeout", drain.String())
+	derr := srv.Shutdown(dctx)
+	if err := hs.Shutdown(dctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return derr
+}
+
+// reloadOnHangup reloads the packs on SIGHUP until ctx is done.
+func reloadOnHangup(ctx context.Context, e *skillhost.Engine, logger *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := e.Reload(ctx); err != nil {
+				logger.Error("reloading packs", "err", err)
+				continue
+			}
+			logger.Info("packs reloaded")
+		}
+	}
+}

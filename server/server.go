@@ -1,0 +1,444 @@
+// Package server serves an engine's tools and skills over the Model
+// Context Protocol: on standard input and output for one local client, and
+// as streamable HTTP at /mcp for many, with tenants, API keys and quotas.
+//
+// One MCP session is one run of the engine (skillhost.Run): its visible
+// catalog is what tools/list returns, and calling a deferred tool the run
+// may activate activates it and tells the client the list changed. A
+// request of the stateless 2026-07-28 revision is a run of its own.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gobwas/glob"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/registry"
+)
+
+// LocalTenant is the tenant of a server with no [tenants] configured.
+const LocalTenant = "local"
+
+// DefaultDrainTimeout is how long Shutdown lets calls in flight finish when
+// [server] drain_timeout is not set.
+const DefaultDrainTimeout = 30 * time.Second
+
+// Errors of New and ListenAndServe.
+var (
+	// ErrUnsafeListen: the address is not loopback and no tenant requires
+	// a key, or no allowed host is configured for it.
+	ErrUnsafeListen = errors.New("server: refusing to listen")
+	// ErrBadTenants: the [tenants] sections contradict each other or the
+	// catalog.
+	ErrBadTenants = errors.New("server: bad tenant configuration")
+)
+
+// Options configure a Server.
+type Options struct {
+	// Config holds the [server] and [tenants] sections; nil means the
+	// engine's operator config.
+	Config *packs.Config
+	// Logger receives the server's own log records; nil is slog.Default.
+	Logger *slog.Logger
+	// Version is reported to clients as the server's version.
+	Version string
+	// StdioTenant is the tenant ServeStdio serves; "" is the only tenant
+	// when there is one, else LocalTenant's rules (every tool).
+	StdioTenant string
+	// Events is the hub the engine was opened with; without it the server
+	// cannot charge calls' fuel and guest time to quotas, nor audit them.
+	Events *EventHub
+}
+
+// Server is an MCP server over an engine. It is safe for concurrent use.
+type Server struct {
+	e       *skillhost.Engine
+	cfg     *packs.Config
+	log     *slog.Logger
+	version string
+
+	tenants map[string]*tenant
+	byKey   map[[32]byte]*tenant
+	local   *tenant // the tenant of a server without [tenants]; nil otherwise
+	stdio   *tenant
+
+	draining atomic.Bool
+	calls    sync.WaitGroup
+	ready    atomic.Bool
+}
+
+// tenant is one tenant's rules and state.
+type tenant struct {
+	id     string
+	cfg    packs.TenantConfig
+	policy registry.VisibilityPolicy
+	quota  *quota
+
+	stateful, stateless http.Handler
+}
+
+// New returns a server over e. It checks the tenants against the catalog:
+// a pack may belong to one tenant only.
+func New(e *skillhost.Engine, opts *Options) (*Server, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Server{e: e, cfg: opts.Config, log: opts.Logger, version: opts.Version,
+		tenants: map[string]*tenant{}, byKey: map[[32]byte]*tenant{}}
+	if s.cfg == nil {
+		s.cfg = e.Operator()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.version == "" {
+		s.version = "dev"
+	}
+	owners, err := packOwners(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.cfg.Tenants) == 0 {
+		t, err := s.newTenant(packs.TenantConfig{ID: LocalTenant}, owners)
+		if err != nil {
+			return nil, err
+		}
+		s.local = t
+		s.tenants[t.id] = t
+	}
+	for _, tc := range s.cfg.Tenants {
+		t, err := s.newTenant(tc, owners)
+		if err != nil {
+			return nil, err
+		}
+		s.tenants[t.id] = t
+		for _, h := range tc.KeyHashes {
+			s.byKey[h] = t
+		}
+	}
+	switch {
+	case opts.StdioTenant != "":
+		if s.stdio = s.tenants[opts.StdioTenant]; s.stdio == nil {
+			return nil, fmt.Errorf("%w: no tenant %q to serve on standard input; the tenants are %s", ErrBadTenants, opts.StdioTenant, strings.Join(s.tenantIDs(), ", "))
+		}
+	case s.local != nil:
+		s.stdio = s.local
+	case len(s.tenants) == 1:
+		for _, t := range s.tenants {
+			s.stdio = t
+		}
+	}
+	if opts.Events != nil {
+		opts.Events.server.Store(s)
+	}
+	s.ready.Store(true)
+	return s, nil
+}
+
+func (s *Server) tenantIDs() []string {
+	ids := make([]string, 0, len(s.tenants))
+	for id := range s.tenants {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// packOwners maps each pack a tenant names to that tenant. A pack named by
+// two tenants, or both owned and shared, is an error: its skills and
+// tools would reach a tenant that does not own them.
+func packOwners(cfg *packs.Config) (map[string]string, error) {
+	owners := map[string]string{}
+	for _, t := range cfg.Tenants {
+		for _, p := range t.Packs {
+			if other, ok := owners[p]; ok && other != t.ID {
+				return nil, fmt.Errorf("%w: pack %q is a pack of tenants %q and %q; a pack belongs to one tenant — list it in [server] shared_packs to give it to every tenant", ErrBadTenants, p, other, t.ID)
+			}
+			owners[p] = t.ID
+		}
+	}
+	for _, p := range cfg.Server.SharedPacks {
+		if owner, ok := owners[p]; ok {
+			return nil, fmt.Errorf("%w: pack %q is in [server] shared_packs and a pack of tenant %q; it can be one or the other", ErrBadTenants, p, owner)
+		}
+	}
+	return owners, nil
+}
+
+func (s *Server) newTenant(tc packs.TenantConfig, owners map[string]string) (*tenant, error) {
+	p := &tenantPolicy{id: tc.ID, owners: owners, own: map[string]bool{}}
+	for _, name := range tc.Packs {
+		p.own[name] = true
+	}
+	if s.cfg.Server.SharedPacks != nil {
+		p.shared = map[string]bool{}
+		for _, name := range s.cfg.Server.SharedPacks {
+			p.shared[name] = true
+		}
+	}
+	for _, g := range tc.Tools {
+		c, err := glob.Compile(g)
+		if err != nil {
+			return nil, fmt.Errorf("%w: [tenants.%s] tools: %q is not a glob: %v", ErrBadTenants, tc.ID, g, err)
+		}
+		p.allow = append(p.allow, c)
+	}
+	p.allowAll = tc.Tools == nil
+	for _, g := range tc.DenyTools {
+		c, err := glob.Compile(g)
+		if err != nil {
+			return nil, fmt.Errorf("%w: [tenants.%s] deny_tools: %q is not a glob: %v", ErrBadTenants, tc.ID, g, err)
+		}
+		p.deny = append(p.deny, c)
+	}
+	t := &tenant{id: tc.ID, cfg: tc, policy: p, quota: newQuota(tc.Quotas)}
+	t.stateful = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, false) },
+		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: 30 * time.Minute})
+	t.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, true) },
+		&mcp.StreamableHTTPOptions{Logger: s.log, Stateless: true, PropagateRequestCancellation: true})
+	return t, nil
+}
+
+// tenantPolicy is what a tenant may see: the tools of its own packs, of
+// the shared packs, and skillhost's and the embedder's own, matching its
+// tool globs.
+type tenantPolicy struct {
+	id       string
+	owners   map[string]string
+	own      map[string]bool
+	shared   map[string]bool // nil: every pack no tenant owns
+	allow    []glob.Glob
+	allowAll bool
+	deny     []glob.Glob
+}
+
+func (p *tenantPolicy) Allowed(_ registry.RunContext, t *registry.Tool) bool {
+	if t.Pack != "" && !p.own[t.Pack] {
+		if p.shared != nil {
+			if !p.shared[t.Pack] {
+				return false
+			}
+		} else if _, owned := p.owners[t.Pack]; owned {
+			return false
+		}
+	}
+	for _, g := range p.deny {
+		if g.Match(t.Name) {
+			return false
+		}
+	}
+	if p.allowAll {
+		return true
+	}
+	for _, g := range p.allow {
+		if g.Match(t.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// newSessionID returns a random session id.
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// session is one MCP session (or stateless request) and its run.
+type session struct {
+	s      *Server
+	t      *tenant
+	id     string // "" for a stateless request
+	run    *skillhost.Run
+	srv    *mcp.Server
+	admit  bool // calls pass the quota here (stdio), not in the HTTP layer
+	ending sync.Once
+}
+
+// newSession makes the MCP server of one session (id "" for a stateless
+// request) of tenant t.
+func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) {
+	ss := &session{s: s, t: t, id: id, admit: admit}
+	scope := t.cfg.ActivationScope
+	if id == "" {
+		scope = registry.ScopeRun // a stateless request is a run of its own
+	}
+	run, err := s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: id}, &skillhost.RunOptions{
+		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged})
+	if err != nil {
+		return nil, err
+	}
+	ss.run = run
+	ss.srv = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: s.version}, &mcp.ServerOptions{
+		Logger: s.log,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:   &mcp.ToolCapabilities{ListChanged: id != ""},
+			Logging: &mcp.LoggingCapabilities{},
+		},
+		GetSessionID: func() string { return id },
+		Instructions: "Tools are loaded on demand: call tool_search to find one that is not listed, then call it by name. Skills are found with skill_search and read with skill_get.",
+	})
+	ss.srv.AddReceivingMiddleware(ss.middleware)
+	return ss, nil
+}
+
+// httpServer is the getServer function of a tenant's HTTP handlers. The
+// stateful handler asks for a server for every request, but only uses
+// one made for a request without a session id; for the others a
+// throwaway server that serves nothing is enough.
+func (s *Server) httpServer(t *tenant, r *http.Request, stateless bool) *mcp.Server {
+	id := ""
+	if !stateless {
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			return idleServer
+		}
+		id = newSessionID()
+	}
+	ss, err := s.newSession(t, id, false)
+	if err != nil {
+		s.log.Error("starting an MCP session", "tenant", t.id, "err", err)
+		return nil
+	}
+	return ss.srv
+}
+
+// idleServer answers the stateful handler's per-request question about
+// protocol versions.
+var idleServer = mcp.NewServer(&mcp.Implementation{Name: "skillhost"}, nil)
+
+// toolsChanged tells the session's client that its tool list changed.
+// The SDK notifies a server's sessions when its own tool set changes, and
+// each session has a server of its own: a placeholder tool added and
+// removed makes that one (debounced) notification. The placeholder is
+// never listed or called: tools/list and tools/call are answered from the
+// run.
+func (ss *session) toolsChanged(string) {
+	if ss.id == "" {
+		return
+	}
+	ss.srv.AddTool(&mcp.Tool{Name: placeholderTool, InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	ss.srv.RemoveTools(placeholderTool)
+}
+
+const placeholderTool = "skillhost.list-changed"
+
+// end forgets the session's activations once its MCP session is over.
+func (ss *session) watch(mss *mcp.ServerSession) {
+	if ss.id == "" || mss == nil {
+		return
+	}
+	ss.ending.Do(func() {
+		go func() {
+			mss.Wait()
+			ss.s.e.EndSession(ss.t.id, ss.id)
+		}()
+	})
+}
+
+// middleware answers tools/list and tools/call from the session's run;
+// everything else goes to the SDK.
+func (ss *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if mss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			ss.watch(mss)
+		}
+		switch method {
+		case "tools/list":
+			return ss.listTools(), nil
+		case "tools/call":
+			r, ok := req.(*mcp.CallToolRequest)
+			if !ok {
+				return next(ctx, method, req)
+			}
+			return ss.callTool(ctx, r)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// ServeStdio serves one MCP session on in and out until the client
+// closes in or ctx is done.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if s.stdio == nil {
+		return fmt.Errorf("%w: %d tenants are configured; name the one to serve on standard input (--tenant)", ErrBadTenants, len(s.tenants))
+	}
+	ss, err := s.newSession(s.stdio, newSessionID(), true)
+	if err != nil {
+		return err
+	}
+	err = ss.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	s.e.EndSession(s.stdio.id, ss.id)
+	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Shutdown stops taking calls and waits for the calls in flight to end,
+// or ctx to be done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.ready.Store(false)
+	done := make(chan struct{})
+	go func() {
+		s.calls.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: %w while calls were still running", ctx.Err())
+	}
+}
+
+// isLoopback reports whether addr (host:port) listens on loopback only.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckListen says whether serving on addr is safe with this
+// configuration: a non-loopback address needs tenants with keys and the
+// host names clients will use ([server] allowed_hosts).
+func (s *Server) CheckListen(addr string) error {
+	if isLoopback(addr) {
+		return nil
+	}
+	if s.local != nil {
+		return fmt.Errorf("%w on %s without authentication: add a [tenants.<id>] section with api_keys to skillhost.toml (`skillhost serve keygen` makes a key), or listen on 127.0.0.1", ErrUnsafeListen, addr)
+	}
+	if len(s.cfg.Server.AllowedHosts) == 0 {
+		return fmt.Errorf("%w on %s: set [server] allowed_hosts to the host names clients connect with (e.g. [\"mcp.example.com\"]); requests naming another host are refused, against DNS rebinding", ErrUnsafeListen, addr)
+	}
+	return nil
+}
