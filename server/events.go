@@ -31,11 +31,12 @@ func (h *EventHub) Event(ctx context.Context, e registry.Event) {
 }
 
 // observe accounts one event of the engine.
-func (s *Server) observe(_ context.Context, e registry.Event) {
+func (s *Server) observe(ctx context.Context, e registry.Event) {
 	if e.Call == nil {
 		return
 	}
 	if t := s.tenants[e.Run.Tenant]; t != nil {
 		t.quota.spend(e.Call.Fuel, e.Call.Execute)
 	}
+	s.ops.call(ctx, e)
 }

@@ -28,10 +28,12 @@ const maxBody = mcp.DefaultMaxRequestBodyBytes
 type tenantKey struct{}
 
 // Handler returns the server's HTTP handler: the MCP endpoint at /mcp
-// (authenticated when tenants are configured), /healthz and /readyz.
+// (authenticated when tenants are configured), /healthz, /readyz and the
+// operator's /metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.checkHost(s.authenticate(http.HandlerFunc(s.serveMCP))))
+	mux.Handle(MCPPath, s.ops.traceRequest(s.checkHost(s.authenticate(http.HandlerFunc(s.serveMCP)))))
+	mux.Handle(MetricsPath, s.checkHost(s.ops.serveMetrics()))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
@@ -179,6 +181,7 @@ func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (r
 		tool, _ := s.e.Tool(name) // unknown tools are the handler's to report
 		rel, refusal := t.quota.admit(tool)
 		if refusal != nil {
+			s.ops.refused(t, refusal)
 			releaseAll()
 			if refusal.RetryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(int(refusal.RetryAfter.Seconds())))

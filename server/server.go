@@ -26,6 +26,7 @@ import (
 
 	"github.com/gobwas/glob"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/packs"
@@ -64,6 +65,14 @@ type Options struct {
 	// Events is the hub the engine was opened with; without it the server
 	// cannot charge calls' fuel and guest time to quotas, nor audit them.
 	Events *EventHub
+	// Stdout is where [server] audit_log = "-" writes; nil is os.Stdout.
+	Stdout io.Writer
+	// MetricsToken, when set, is the bearer token /metrics asks for on a
+	// server with tenants (which serves no metrics without one).
+	MetricsToken string
+	// TracerProvider makes the server's spans; nil is OpenTelemetry's
+	// global provider, which records nothing unless one was installed.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is an MCP server over an engine. It is safe for concurrent use.
@@ -80,7 +89,8 @@ type Server struct {
 
 	draining atomic.Bool
 	calls    sync.WaitGroup
-	ready    atomic.Bool
+	ready    atomic.Bool // set by Warm
+	ops      *ops        // audit log, metrics, traces (ops.go)
 }
 
 // tenant is one tenant's rules and state.
@@ -94,7 +104,8 @@ type tenant struct {
 }
 
 // New returns a server over e. It checks the tenants against the catalog:
-// a pack may belong to one tenant only.
+// a pack may belong to one tenant only. The server answers calls at once,
+// but /readyz says it is ready only after Warm.
 func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -144,10 +155,12 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 			s.stdio = t
 		}
 	}
+	if s.ops, err = newOps(s, opts); err != nil {
+		return nil, err
+	}
 	if opts.Events != nil {
 		opts.Events.server.Store(s)
 	}
-	s.ready.Store(true)
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,6 +68,7 @@ func (ss *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if ss.admit {
 		release, refusal := ss.t.quota.admit(t)
 		if refusal != nil {
+			ss.s.ops.refused(ss.t, refusal)
 			return toolError(abi.CodeLimitExceeded, "%s", refusal.Error()), nil
 		}
 		defer release()
@@ -77,7 +79,13 @@ func (ss *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		opts.OnLog = progressReporter(ctx, req.Session, tok)
 	}
+	var hdr http.Header
+	if req.Extra != nil {
+		hdr = req.Extra.Header
+	}
+	ctx, span := ss.s.ops.startCall(ctx, ss, name, hdr)
 	res, err := ss.run.Call(ctx, name, args, opts)
+	endCall(span, res != nil && res.IsError, err)
 	if err != nil {
 		if errors.Is(err, skillhost.ErrToolNotFound) {
 			return nil, errUnknownTool(name)

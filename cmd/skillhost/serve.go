@@ -30,7 +30,13 @@ type serveFlags struct {
 	stdio  bool
 	http   string
 	tenant string
+	otlp   string
+	watch  time.Duration
 }
+
+// metricsTokenEnv names the variable holding the bearer token /metrics
+// asks for on a server with tenants.
+const metricsTokenEnv = "SKILLHOST_METRICS_TOKEN"
 
 func newServeCmd(g *globals) *cobra.Command {
 	var sf serveFlags
@@ -66,6 +72,8 @@ SIGINT or SIGTERM stops taking calls and lets the calls in flight finish
 	f.BoolVar(&sf.stdio, "stdio", false, "serve one client on standard input and output")
 	f.StringVar(&sf.http, "http", DefaultServeAddr, "serve streamable HTTP at `ADDR` (host:port), endpoint /mcp")
 	f.StringVar(&sf.tenant, "tenant", "", "with --stdio, the tenant `ID` to serve (needed when several are configured)")
+	f.StringVar(&sf.otlp, "otlp-endpoint", "", "export traces over OTLP/HTTP to `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set)")
+	f.DurationVar(&sf.watch, "watch", server.DefaultWatchInterval, "look for changed pack files every `DURATION` and reload them (0 turns it off)")
 	cmd.AddCommand(newKeygenCmd(g))
 	return cmd
 }
@@ -100,14 +108,37 @@ func serve(ctx context.Context, g *globals, sf *serveFlags) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	srv, err := server.New(e, &server.Options{Logger: logger, Version: buildVersion().Version, StdioTenant: sf.tenant, Events: hub})
+	tp, err := server.NewTracerProvider(ctx, sf.otlp, buildVersion().Version)
 	if err != nil {
 		return usageErr("%s", message(err))
 	}
+	opts := &server.Options{Logger: logger, Version: buildVersion().Version, StdioTenant: sf.tenant, Events: hub,
+		MetricsToken: os.Getenv(metricsTokenEnv)}
+	if tp != nil {
+		opts.TracerProvider = tp
+		defer tp.Shutdown(context.Background())
+	}
+	srv, err := server.New(e, opts)
+	if err != nil {
+		return usageErr("%s", message(err))
+	}
+	defer srv.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go reloadOnHangup(ctx, e, logger)
+	go reloadOnHangup(ctx, srv, logger)
+	if sf.watch > 0 {
+		go srv.WatchPacks(ctx, sf.watch)
+	}
+	warm := func() {
+		rep, err := srv.Warm(ctx, g.compiling)
+		if err != nil {
+			logger.Warn("warming the compilation cache", "err", err)
+			return
+		}
+		logger.Info("ready", "modules", rep.Modules, "failed", len(rep.Failed), "duration_ms", rep.Duration.Milliseconds())
+	}
 	if sf.stdio {
+		warm()
 		return srv.ServeStdio(ctx, g.stdin, g.stdout)
 	}
 	if err := srv.CheckListen(sf.http); err != nil {
@@ -121,6 +152,7 @@ func serve(ctx context.Context, g *globals, sf *serveFlags) error {
 	fmt.Fprintf(g.stderr, "skillhost: serving MCP at http://%s%s\n", ln.Addr(), server.MCPPath)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	go warm() // /readyz says ready once every module is compiled
 	select {
 	case err := <-errc:
 		return err
@@ -141,7 +173,7 @@ func serve(ctx context.Context, g *globals, sf *serveFlags) error {
 }
 
 // reloadOnHangup reloads the packs on SIGHUP until ctx is done.
-func reloadOnHangup(ctx context.Context, e *skillhost.Engine, logger *slog.Logger) {
+func reloadOnHangup(ctx context.Context, srv *server.Server, logger *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -150,7 +182,7 @@ func reloadOnHangup(ctx context.Context, e *skillhost.Engine, logger *slog.Logge
 		case <-ctx.Done():
 			return
 		case <-hup:
-			if err := e.Reload(ctx); err != nil {
+			if err := srv.Reload(ctx); err != nil {
 				logger.Error("reloading packs", "err", err)
 				continue
 			}
