@@ -237,7 +237,7 @@ func (w *wasmTool) call(ctx context.Context, c *call) (*Result, error) {
 		}
 		return nil, &ToolError{Code: abi.CodeInternal, Message: err.Error()}
 	}
-	g := c.tool.Effective
+	g := c.run.grant(c.tool, w.mod)
 	if len(c.opts.Config) > 0 {
 		cfg := make(map[string]string, len(g.Config)+len(c.opts.Config))
 		for k, v := range g.Config {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -96,6 +97,11 @@ type RunOptions struct {
 	// in the run (or its session), with the tool's name: a server tells
 	// its client the tool list changed.
 	OnActivate func(name string)
+	// Grants narrow what the run's Wasm tools run with, by pack name (a
+	// tenant's [tenants.<id>.grants.<pack>] sections): a tool of a pack
+	// listed here runs with its effective grant cut down to the section
+	// (see NarrowGrant). Packs not listed keep their effective grant.
+	Grants map[string]packs.PackGrant
 }
 
 // Run is one request's or session's view of the registry: its visible
@@ -109,6 +115,8 @@ type Run struct {
 	act        *activations
 	scope      string
 	onActivate func(string)
+	grants     map[string]packs.PackGrant
+	narrowed   sync.Map // *Tool → host.Grant, for tools of packs in grants
 }
 
 // activations are the tools activated in a run or a session.
@@ -175,6 +183,7 @@ func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
 			return nil, fmt.Errorf("%w: activation scope %q, want %q or %q", ErrBadConfig, opts.ActivationScope, ScopeRun, ScopeSession)
 		}
 		run.onActivate = opts.OnActivate
+		run.grants = opts.Grants
 	}
 	if run.scope == "" {
 		run.scope = ScopeRun
@@ -309,4 +318,48 @@ func (run *Run) activate(ctx context.Context, t *Tool, source, reason string) {
 			run.onActivate(t.Name)
 		}
 	}
+}
+
+// grant is what t runs with in the run: its effective grant, narrowed by
+// the run's grant of its pack when there is one.
+func (run *Run) grant(t *Tool, m *packs.Module) host.Grant {
+	pg, ok := run.grants[t.Pack]
+	if !ok {
+		return t.Effective
+	}
+	if g, ok := run.narrowed.Load(t); ok {
+		return g.(host.Grant)
+	}
+	g := NarrowGrant(t.Effective, pg, m)
+	run.narrowed.Store(t, g)
+	return g
+}
+
+// NarrowGrant cuts a tool's effective grant down to a narrower section
+// of the same shape as [packs.<name>]: mounts, hosts, tools and services
+// to those the section also names (host.Intersect); private network only
+// if both allow it; environment variables to the names the section lists,
+// with the effective grant's values; each limit to the lower of the two;
+// process isolation if either asks for it. Config values stay the
+// effective grant's. Nothing the effective grant lacks can be added.
+func NarrowGrant(eff host.Grant, pg packs.PackGrant, m *packs.Module) host.Grant {
+	by := packGrant(pg, m)
+	g := host.Intersect(eff, by)
+	g.AllowPrivateNetwork = eff.AllowPrivateNetwork && by.AllowPrivateNetwork
+	g.Env = nil
+	for name := range pg.Env {
+		if v, ok := eff.Env[name]; ok {
+			if g.Env == nil {
+				g.Env = map[string]string{}
+			}
+			g.Env[name] = v
+		}
+	}
+	g.Config = eff.Config
+	g.Limits = eff.Limits.Cap(by.Limits)
+	g.Isolation = eff.Isolation
+	if by.Isolation == host.IsolationProcess {
+		g.Isolation = host.IsolationProcess
+	}
+	return g
 }
