@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
 
@@ -63,9 +64,14 @@ type auditLog struct {
 	closer io.Closer // nil for standard output
 	err    error     // the first write error, reported once
 
-	// tools caches each tool's decoded input schema and grant summary,
-	// keyed by the registry's *Tool: a reload makes new ones.
-	tools sync.Map // *registry.Tool -> *auditTool
+	// tools caches each tool's decoded input schema and grant summary
+	// for a tenant, keyed by the registry's *Tool: a reload makes new ones.
+	tools sync.Map // auditKey -> *auditTool
+}
+
+type auditKey struct {
+	tenant string
+	tool   *registry.Tool
 }
 
 type auditTool struct {
@@ -91,8 +97,11 @@ func openAuditLog(dest string, stdout io.Writer) (*auditLog, error) {
 }
 
 // record builds the audit record of a call event; t is the tool as the
-// registry has it (nil when it is gone, after a reload).
-func (a *auditLog) record(e registry.Event, t *registry.Tool) *AuditRecord {
+// registry has it (nil when it is gone, after a reload), narrow the
+// tenant's grant of its pack when the tenant has one
+// ([tenants.<id>.grants.<pack>]), which its runs narrow the tool's grant
+// to.
+func (a *auditLog) record(e registry.Event, t *registry.Tool, narrow *packs.PackGrant) *AuditRecord {
 	c := e.Call
 	rec := &AuditRecord{
 		Time: e.Time.UTC(), Tenant: e.Run.Tenant, Session: e.Run.Session, Tool: c.Tool, Kind: string(c.Kind),
@@ -101,7 +110,7 @@ func (a *auditLog) record(e registry.Event, t *registry.Tool) *AuditRecord {
 	}
 	var schema map[string]any
 	if t != nil {
-		at := a.tool(t)
+		at := a.tool(e.Run.Tenant, t, narrow)
 		schema, rec.Grants = at.schema, at.grants
 	}
 	rec.Args = json.RawMessage("null")
@@ -111,15 +120,16 @@ func (a *auditLog) record(e registry.Event, t *registry.Tool) *AuditRecord {
 	return rec
 }
 
-func (a *auditLog) tool(t *registry.Tool) *auditTool {
-	if v, ok := a.tools.Load(t); ok {
+func (a *auditLog) tool(tenant string, t *registry.Tool, narrow *packs.PackGrant) *auditTool {
+	key := auditKey{tenant, t}
+	if v, ok := a.tools.Load(key); ok {
 		return v.(*auditTool)
 	}
-	at := &auditTool{grants: grantSummary(t)}
+	at := &auditTool{grants: grantSummary(t, narrow)}
 	if t.Tool != nil && len(t.InputSchema) > 0 {
 		json.Unmarshal(t.InputSchema, &at.schema) // a schema that does not decode names no keys
 	}
-	v, _ := a.tools.LoadOrStore(t, at)
+	v, _ := a.tools.LoadOrStore(key, at)
 	return v.(*auditTool)
 }
 
@@ -150,16 +160,19 @@ func (a *auditLog) close() error {
 	return a.closer.Close()
 }
 
-// grantSummary names what a Wasm tool's effective grant lets it reach:
-// hosts, mounts (guest path, host path and mode), services, the names of
-// its environment variables and the tools it may call. Values of
-// variables and config are left out. Other kinds run in the host and have
-// no grant (nil).
-func grantSummary(t *registry.Tool) *AuditGrants {
+// grantSummary names what a Wasm tool's effective grant (narrowed by
+// narrow, when not nil) lets it reach: hosts, mounts (guest path, host
+// path and mode), services, the names of its environment variables and
+// the tools it may call. Values of variables and config are left out.
+// Other kinds run in the host and have no grant (nil).
+func grantSummary(t *registry.Tool, narrow *packs.PackGrant) *AuditGrants {
 	if t.Kind != registry.KindWasm {
 		return nil
 	}
 	g := t.Effective
+	if narrow != nil {
+		g = registry.NarrowGrant(g, *narrow, nil)
+	}
 	s := &AuditGrants{
 		Hosts: slices.Clone(g.AllowedHosts), PrivateNetwork: g.AllowPrivateNetwork,
 		Services: slices.Clone(g.Capabilities), Tools: slices.Clone(g.Tools),

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
 
@@ -158,7 +159,13 @@ func (o *ops) call(ctx context.Context, e registry.Event) {
 	o.phaseSpans(ctx, e)
 	if o.audit != nil {
 		t, _ := o.s.e.Tool(c.Tool)
-		if err := o.audit.write(o.audit.record(e, t)); err != nil {
+		var narrow *packs.PackGrant
+		if tn := o.s.tenants[e.Run.Tenant]; tn != nil && t != nil {
+			if pg, ok := tn.cfg.Grants[t.Pack]; ok {
+				narrow = &pg
+			}
+		}
+		if err := o.audit.write(o.audit.record(e, t, narrow)); err != nil {
 			o.s.log.Error("audit log", "err", err)
 		}
 	}

@@ -762,3 +762,39 @@ func TestWatchPacks(t *testing.T) {
 	}
 	t.Fatal("the changed manifest was not reloaded")
 }
+
+// TestAuditTenantGrant: a tenant whose section narrows a pack's grant is
+// audited with the narrowed grant, and the section's env value is not
+// written either.
+func TestAuditTenantGrant(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	toml := `
+[server]
+audit_log = "` + logPath + `"
+
+[tenants.alpha]
+api_keys = ["` + packs.HashKey(opsKey) + `"]
+
+[tenants.alpha.grants.opspack]
+allowed_hosts = []
+services = ["mail.send"]
+env = {API_TOKEN = "TENANT_SECTION_SECRET"}
+`
+	f := newOpsFixture(t, opsFixtureOptions{toml: toml})
+	cs := opsClient(t, f.serve(t), opsKey)
+	opsCall(t, cs, "ops_echo", map[string]any{"text": opsArgSecret})
+	data, _ := os.ReadFile(logPath)
+	for _, secret := range []string{opsArgSecret, opsEnvSecret, "TENANT_SECTION_SECRET"} {
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("the audit log holds the secret %q:\n%s", secret, data)
+		}
+	}
+	recs := readAudit(t, logPath)
+	if len(recs) != 1 {
+		t.Fatalf("%d records:\n%s", len(recs), data)
+	}
+	want := &server.AuditGrants{Services: []string{"mail.send"}, Env: []string{"API_TOKEN"}, Isolation: "in-process"}
+	if diff := cmp.Diff(want, recs[0].Grants); diff != "" || recs[0].Tenant != "alpha" {
+		t.Errorf("tenant %q, grants (-want +got):\n%s", recs[0].Tenant, diff)
+	}
+}
