@@ -47,15 +47,19 @@ func (e *Engine) runScope(rc registry.RunContext) index.Scope {
 }
 
 // skillVisible returns the rule by which a run may use a file skill of
-// cat: the scope its pack's skills are stored at (packScope) must cover
-// the run's, as the index's searches decide for skill_search.
+// cat: the scope its pack's skills are stored at (skillScope) must cover
+// the run's, as the index's searches decide for skill_search; a hidden
+// pack's skills are no run's.
 func (e *Engine) skillVisible(cat *packs.Catalog) func(rc registry.RunContext, skill string) bool {
 	return func(rc registry.RunContext, name string) bool {
 		se, ok := cat.Skill(name)
 		if !ok {
 			return true // a Go skill: no scope
 		}
-		sc := e.packScope(e.op.Pack(se.Skill.Pack).ScopeMode)
+		sc, ok := e.skillScope(se.Skill.Pack)
+		if !ok {
+			return false
+		}
 		run := e.runScope(rc)
 		switch sc.Mode {
 		case packs.ScopeTenant:

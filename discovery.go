@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -155,33 +156,64 @@ func (e *Engine) syncSkills(ctx context.Context, l *loaded) error {
 		byPack[se.Skill.Pack] = append(byPack[se.Skill.Pack], indexSkill(se.Skill))
 	}
 	// A pack may have moved scope since the last run: look in every scope
-	// the engine could have stored it in.
-	for _, sc := range e.storeScopes() {
-		stored, err := e.idx.Packs(ctx, sc)
-		if err != nil {
-			return err
+	// the engine could have stored it in, and, when packs belong to
+	// tenants, in every tenant scope it is stored at, so a pack given to
+	// another tenant leaves its old owner's scope.
+	stored, err := e.idx.PackScopes(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(byPack)+len(stored))
+	for p := range byPack {
+		names = append(names, p)
+	}
+	for p := range stored {
+		if _, ok := byPack[p]; !ok {
+			names = append(names, p)
 		}
-		for _, p := range stored {
-			if _, ok := byPack[p]; !ok {
-				byPack[p] = nil
+	}
+	owned := e.ownsPacks(names)
+	own := e.storeScopes()
+	candidates := func(p string) []index.Scope {
+		out := own
+		if owned {
+			for _, sc := range stored[p] {
+				if sc.Mode == packs.ScopeTenant && !slices.Contains(out, sc) {
+					out = append(slices.Clip(out), sc)
+				}
+			}
+		}
+		return out
+	}
+	names = names[:0]
+	for p, scopes := range stored {
+		if _, ok := byPack[p]; ok {
+			continue
+		}
+		for _, sc := range scopes {
+			if slices.Contains(candidates(p), sc) {
+				byPack[p] = nil // gone from the catalog: emptied below
+				break
 			}
 		}
 	}
-	names := make([]string, 0, len(byPack))
 	for p := range byPack {
 		names = append(names, p)
 	}
 	sort.Strings(names)
 	for _, p := range names {
 		g := e.op.Pack(p)
-		at := e.packScope(e.packScopeMode(g))
-		for _, sc := range e.storeScopes() {
-			if sc != at {
+		at, keep := e.skillScope(p)
+		for _, sc := range candidates(p) {
+			if !keep || sc != at {
 				// Drop what an earlier run stored at another scope.
 				if _, err := e.idx.LoadPack(ctx, p, nil, index.PackOptions{UpdateExisting: true, Scope: sc}); err != nil {
 					return fmt.Errorf("indexing the skills of pack %s: %w", p, err)
 				}
 			}
+		}
+		if !keep {
+			continue // a hidden pack: no run sees its skills
 		}
 		rep, err := e.idx.LoadPack(ctx, p, byPack[p], index.PackOptions{UpdateExisting: g.UpdateExisting, Pinned: g.Pinned, Scope: at})
 		if err != nil {

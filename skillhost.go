@@ -165,6 +165,15 @@ type Config struct {
 	// scope_mode (project by default) filled with these IDs — global when
 	// the engine has none. The zero Scope is global.
 	Scope index.Scope
+	// PackTenant says which tenant a pack's skills belong to: "" for a
+	// pack of no tenant (its skills are stored at its scope_mode), a
+	// tenant ID for a pack whose skills only that tenant's runs may find,
+	// list or read (stored at that tenant's scope, whatever its
+	// scope_mode), or HiddenPack for a pack whose skills no run sees. Nil
+	// means the operator config decides (PackTenantsFrom): a pack a
+	// [tenants.<id>] section lists is that tenant's. skillhost serve's
+	// tenants see tools by the same rule.
+	PackTenant func(pack string) string
 }
 
 // Engine is the façade over one generation of loaded packs and skills
@@ -251,6 +260,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	cfg, err := withOperatorDiscovery(cfg, op)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.PackTenant == nil {
+		cfg.PackTenant = PackTenantsFrom(op)
 	}
 	st := StateDir(cfg, op)
 	cfg.StateDir, cfg.IndexPath = st.Dir, st.Index

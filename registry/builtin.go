@@ -83,7 +83,7 @@ func Builtins(opts BuiltinOptions) []Native {
 	}
 	if s := opts.Skills; s != nil {
 		out = append(out,
-			&builtin{desc: listSkillsDesc, fn: s.listSkills},
+			&builtin{desc: listSkillsDesc, fn: s.listSkills, set: s},
 			&builtin{desc: loadSkillDesc, fn: s.loadSkill},
 			&builtin{desc: readSkillResourceDesc, fn: s.readSkillResource},
 			&builtin{desc: runSkillScriptDesc, fn: s.runSkillScript},
@@ -97,6 +97,7 @@ func Builtins(opts BuiltinOptions) []Native {
 type builtin struct {
 	desc packs.Tool
 	fn   func(ctx context.Context, run *Run, args json.RawMessage) (any, error)
+	set  *SkillSet // list_skills' skill set, for Run.Skills
 }
 
 func (b *builtin) Describe() packs.Tool { return b.desc }

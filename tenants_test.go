@@ -1,0 +1,86 @@
+package skillhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/internal/testenv"
+	"github.com/skillhost/skillhost/packs"
+)
+
+// A pack a tenant lists in skillhost.toml has its skills kept for that
+// tenant alone: the other tenant's runs, and runs without a tenant, do
+// not find, list or read them. When the pack changes hands, its old
+// owner loses it, though the index file is the same.
+func TestPackTenantSkills(t *testing.T) {
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "alpha", "alpha-guide", "SKILL.md")
+	os.MkdirAll(filepath.Dir(skill), 0o755)
+	os.WriteFile(skill, []byte("---\nname: alpha-guide\ndescription: How to ship alpha widgets.\n---\n\nShip them.\n"), 0o644)
+	open := func(owner string) *skillhost.Engine {
+		t.Helper()
+		toml := ""
+		for _, id := range []string{"a", "b"} {
+			toml += "[tenants." + id + "]\napi_keys = [\"" + packs.HashKey("key-"+id) + "\"]\n"
+			if id == owner {
+				toml += "packs = [\"alpha\"]\n"
+			}
+		}
+		cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := skillhost.Open(context.Background(), skillhost.Config{Operator: cfg, StateDir: testenv.StateDir(),
+			IndexPath: filepath.Join(dir, "index.db"), NoBundled: true, NoUserSources: true, PackDirs: []string{filepath.Join(dir, "alpha")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close(context.Background()) })
+		if got := e.PackTenant("alpha"); got != owner {
+			t.Fatalf("PackTenant(alpha) = %q, want %q", got, owner)
+		}
+		return e
+	}
+	sees := func(e *skillhost.Engine, tenant string) map[string]bool {
+		t.Helper()
+		run, err := e.NewRun(skillhost.RunContext{Tenant: tenant}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for tool, args := range map[string]string{
+			"skill_search": `{"query":"widgets"}`, "skill_get": `{"names":["alpha-guide"]}`, "skill_list": `{}`,
+			"list_skills": `{}`, "load_skill": `{"skill_name":"alpha-guide"}`,
+		} {
+			res, err := run.Call(context.Background(), tool, json.RawMessage(args), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			json.Unmarshal(res.Output, &m)
+			delete(m, "missing")
+			b, _ := json.Marshal(m)
+			out[tool] = !res.IsError && strings.Contains(string(b), "alpha-guide")
+		}
+		return out
+	}
+	all := map[string]bool{"skill_search": true, "skill_get": true, "skill_list": true, "list_skills": true, "load_skill": true}
+	none := map[string]bool{"skill_search": false, "skill_get": false, "skill_list": false, "list_skills": false, "load_skill": false}
+	for _, step := range []struct{ owner, other string }{{"a", "b"}, {"b", "a"}} {
+		e := open(step.owner)
+		for tenant, want := range map[string]map[string]bool{step.owner: all, step.other: none, "": none} {
+			got := sees(e, tenant)
+			for tool := range want {
+				if got[tool] != want[tool] {
+					t.Errorf("owner %s: tenant %q: %s finds alpha-guide = %v, want %v", step.owner, tenant, tool, got[tool], want[tool])
+				}
+			}
+		}
+		e.Close(context.Background())
+	}
+}
