@@ -125,6 +125,9 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSkillTenants(e, s.cfg, owners); err != nil {
+		return nil, err
+	}
 	if len(s.cfg.Tenants) == 0 {
 		t, err := s.newTenant(packs.TenantConfig{ID: LocalTenant}, owners)
 		if err != nil {
@@ -301,14 +304,15 @@ func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) 
 	ss.run = run
 	ss.srv = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: s.version}, &mcp.ServerOptions{
 		Logger: s.log,
-		Capabilities: &mcp.ServerCapabilities{
+		Capabilities: withSkills(&mcp.ServerCapabilities{
 			Tools:   &mcp.ToolCapabilities{ListChanged: id != ""},
 			Logging: &mcp.LoggingCapabilities{},
-		},
+		}),
 		GetSessionID: func() string { return id },
 		Instructions: "Tools are loaded on demand: call tool_search to find one that is not listed, then call it by name. Skills are found with skill_search and read with skill_get.",
 	})
 	ss.srv.AddReceivingMiddleware(ss.middleware)
+	ss.addSkills()
 	return ss, nil
 }
 
