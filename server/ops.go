@@ -249,7 +249,8 @@ func endCall(span trace.Span, isError bool, err error) {
 // timings. The registry does not trace inside a call; it reports how long
 // each phase took, and the spans are drawn from that (RATIONALE.md). A
 // nested call (a guest's tool_call) gets a span of its own around its
-// phases.
+// phases, under the client's call whatever its depth: it ends, and is
+// reported, before the call that made it.
 func (o *ops) phaseSpans(ctx context.Context, e registry.Event) {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.SpanContext().IsValid() || !parent.IsRecording() {

@@ -83,7 +83,22 @@ type opsFixtureOptions struct {
 	toml   string
 	opts   server.Options
 	noWarm bool
+	nest   bool // add the pack of again, which calls itself
 }
+
+// opsNestPack is tool_call.wat's again: it calls the tool named again,
+// itself, until the depth limit stops it.
+const opsNestPack = `name: opsnest
+version: 1.0.0
+modules:
+  - name: m
+    path: m.wasm
+    request:
+      tools: [again]
+    tools:
+      - name: again
+        description: Call itself.
+`
 
 func newOpsFixture(t testing.TB, fo opsFixtureOptions) *opsFixture {
 	t.Helper()
@@ -98,6 +113,22 @@ func newOpsFixture(t testing.TB, fo opsFixtureOptions) *opsFixture {
 	}
 	os.WriteFile(filepath.Join(f.packDir, "m.wasm"), wasm, 0o644)
 	f.writeManifest(t, "Echo the arguments back.")
+	grants := map[string]skillhost.Grant{"opspack": {
+		AllowedHosts: []string{"api.example.com"}, Env: map[string]string{"API_TOKEN": opsEnvSecret},
+		Mounts:       []skillhost.Mount{{HostPath: f.dir, GuestPath: "/data", ReadOnly: true}},
+		Capabilities: []string{"mail.send"},
+	}}
+	if fo.nest {
+		nest := filepath.Join(f.dir, "packs", "opsnest")
+		os.MkdirAll(nest, 0o755)
+		wasm, err := os.ReadFile(filepath.Join("..", "testdata", "guests", "wat", "tool_call.wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(nest, "m.wasm"), wasm, 0o644)
+		os.WriteFile(filepath.Join(nest, "pack.yaml"), []byte(opsNestPack), 0o644)
+		grants["opsnest"] = skillhost.Grant{Tools: []string{"again"}}
+	}
 	cfg, err := packs.ParseConfig(filepath.Join(f.dir, "skillhost.toml"), []byte(fo.toml))
 	if err != nil {
 		t.Fatal(err)
@@ -128,11 +159,7 @@ func newOpsFixture(t testing.TB, fo opsFixtureOptions) *opsFixture {
 	f.e, err = skillhost.Open(context.Background(), skillhost.Config{
 		StateDir: testenv.StateDir(), IndexPath: filepath.Join(f.dir, "index.db"), NoBundled: true, NoUserSources: true,
 		PackDirs: []string{filepath.Join(f.dir, "packs")}, Tools: []skillhost.Native{fail, wait}, Events: hub,
-		Grants: map[string]skillhost.Grant{"opspack": {
-			AllowedHosts: []string{"api.example.com"}, Env: map[string]string{"API_TOKEN": opsEnvSecret},
-			Mounts:       []skillhost.Mount{{HostPath: f.dir, GuestPath: "/data", ReadOnly: true}},
-			Capabilities: []string{"mail.send"},
-		}},
+		Grants: grants,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -797,4 +824,61 @@ env = {API_TOKEN = "TENANT_SECTION_SECRET"}
 	if diff := cmp.Diff(want, recs[0].Grants); diff != "" || recs[0].Tenant != "alpha" {
 		t.Errorf("tenant %q, grants (-want +got):\n%s", recs[0].Tenant, diff)
 	}
+}
+
+// TestNestedCalls: a guest's tool_call is audited at its depth and traced
+// under the client's call.
+func TestNestedCalls(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+	f := newOpsFixture(t, opsFixtureOptions{nest: true, toml: "[server]\naudit_log = \"" + logPath + "\"\n",
+		opts: server.Options{TracerProvider: tp}})
+	cs := opsClient(t, f.serve(t), "")
+	opsCall(t, cs, "again", map[string]any{})
+	recs := readAudit(t, logPath)
+	if len(recs) < 3 {
+		t.Fatalf("%d audit records for a call that nests itself, want one per depth", len(recs))
+	}
+	// Inner calls end first.
+	for i, r := range recs {
+		if want := len(recs) - 1 - i; r.Depth != want || r.Tool != "again" {
+			t.Errorf("record %d: %s at depth %d, want again at %d", i, r.Tool, r.Depth, want)
+		}
+		if r.Grants == nil || !cmp.Equal(r.Grants.Tools, []string{"again"}) {
+			t.Errorf("record %d: grants %+v, want tools [again]", i, r.Grants)
+		}
+	}
+	var root sdktrace.ReadOnlySpan
+	for deadline := time.Now().Add(10 * time.Second); root == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, s := range sr.Ended() {
+			if s.Name() == "tool_call again" && s.Parent().IsValid() && !hasAttr(s, "skillhost.depth") {
+				root = s
+			}
+		}
+	}
+	if root == nil {
+		t.Fatal("no span of the client's call")
+	}
+	nested := 0
+	for _, s := range sr.Ended() {
+		if s.Name() == "tool_call again" && hasAttr(s, "skillhost.depth") {
+			nested++
+			if s.Parent().SpanID() != root.SpanContext().SpanID() {
+				t.Errorf("a nested call's span is not under the client's call")
+			}
+		}
+	}
+	if nested != len(recs)-1 {
+		t.Errorf("%d nested call spans, want %d", nested, len(recs)-1)
+	}
+}
+
+func hasAttr(s sdktrace.ReadOnlySpan, key string) bool {
+	for _, a := range s.Attributes() {
+		if string(a.Key) == key {
+			return true
+		}
+	}
+	return false
 }
