@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -30,6 +31,10 @@ type ServerConfig struct {
 	// DrainTimeout is how long a stopping server lets calls in flight
 	// finish; 0 means the built-in default.
 	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
+	// OTLPEndpoint is where traces are exported over OTLP/HTTP (an http
+	// or https URL); "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, and
+	// export is off when neither is set.
+	OTLPEndpoint string `json:"otlp_endpoint,omitempty"`
 	// Line is where the section starts (0 when absent).
 	Line int `json:"-"`
 }
@@ -91,7 +96,7 @@ var (
 )
 
 const (
-	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout"
+	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint"
 	tenantKeys = "api_keys, packs, tools, deny_tools, activation_scope, quotas, grants"
 	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
 )
@@ -132,6 +137,15 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 			s.MemoryBudget, _ = r.size(k)
 		case "drain_timeout":
 			s.DrainTimeout, _ = r.duration(k)
+		case "otlp_endpoint":
+			if v, ok := r.str(k); ok {
+				u, err := url.Parse(v)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					r.errorf(k, "%s %q must be an http or https URL of an OTLP collector, such as \"http://localhost:4318\"", k.key, v)
+					continue
+				}
+				s.OTLPEndpoint = v
+			}
 		default:
 			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), serverKeys)
 		}

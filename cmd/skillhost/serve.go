@@ -72,7 +72,7 @@ SIGINT or SIGTERM stops taking calls and lets the calls in flight finish
 	f.BoolVar(&sf.stdio, "stdio", false, "serve one client on standard input and output")
 	f.StringVar(&sf.http, "http", DefaultServeAddr, "serve streamable HTTP at `ADDR` (host:port), endpoint /mcp")
 	f.StringVar(&sf.tenant, "tenant", "", "with --stdio, the tenant `ID` to serve (needed when several are configured)")
-	f.StringVar(&sf.otlp, "otlp-endpoint", "", "export traces over OTLP/HTTP to `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set)")
+	f.StringVar(&sf.otlp, "otlp-endpoint", "", "export traces over OTLP/HTTP to `URL` (default: [server] otlp_endpoint, else $OTEL_EXPORTER_OTLP_ENDPOINT; off when none is set)")
 	f.DurationVar(&sf.watch, "watch", server.DefaultWatchInterval, "look for changed pack files every `DURATION` and reload them (0 turns it off)")
 	cmd.AddCommand(newKeygenCmd(g))
 	return cmd
@@ -108,7 +108,11 @@ func serve(ctx context.Context, g *globals, sf *serveFlags) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	tp, err := server.NewTracerProvider(ctx, sf.otlp, buildVersion().Version)
+	otlp := sf.otlp
+	if otlp == "" {
+		otlp = e.Operator().Server.OTLPEndpoint
+	}
+	tp, err := server.NewTracerProvider(ctx, otlp, buildVersion().Version)
 	if err != nil {
 		return usageErr("%s", message(err))
 	}

@@ -1,0 +1,24 @@
+package packs_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/skillhost/skillhost/packs"
+)
+
+func TestServerOTLPEndpoint(t *testing.T) {
+	cfg, err := packs.ParseConfig("skillhost.toml", []byte("[server]\notlp_endpoint = \"http://collector:4318\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.OTLPEndpoint != "http://collector:4318" {
+		t.Errorf("otlp_endpoint = %q", cfg.Server.OTLPEndpoint)
+	}
+	for _, bad := range []string{`"collector:4318"`, `"ftp://collector"`, `"http://"`, `4318`} {
+		_, err := packs.ParseConfig("skillhost.toml", []byte("[server]\notlp_endpoint = "+bad+"\n"))
+		if !errors.Is(err, packs.ErrInvalidConfig) {
+			t.Errorf("otlp_endpoint = %s: %v, want ErrInvalidConfig", bad, err)
+		}
+	}
+}
