@@ -882,3 +882,24 @@ func hasAttr(s sdktrace.ReadOnlySpan, key string) bool {
 	}
 	return false
 }
+
+func TestTracerProviderOffByDefault(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	tp, err := server.NewTracerProvider(context.Background(), "", "test")
+	if err != nil || tp != nil {
+		t.Fatalf("without an endpoint: %v, %v; want no provider", tp, err)
+	}
+	for _, env := range []string{"", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		endpoint := "http://127.0.0.1:4318"
+		if env != "" {
+			t.Setenv(env, endpoint)
+			endpoint = ""
+		}
+		tp, err := server.NewTracerProvider(context.Background(), endpoint, "test")
+		if err != nil || tp == nil {
+			t.Fatalf("with an endpoint (%s): %v, %v", env, tp, err)
+		}
+		tp.Shutdown(context.Background())
+	}
+}
