@@ -189,6 +189,25 @@ type LoadOptions struct {
 	// SHA256 is an optional hex pin; a module whose digest differs is
 	// refused with ErrHashMismatch.
 	SHA256 string
+	// Warmup lists calls that prepare the state fresh-state calls start
+	// from: they run once, in order, in the instance the snapshot is taken
+	// from, after the initialisers, so that what a guest builds lazily on
+	// its first calls (tables, caches, the runtime's allocator state) is
+	// part of the snapshot instead of being rebuilt by every call. Their
+	// input must be the module's own (a manifest example), never a
+	// caller's: what they leave in memory is seen by every call. Their
+	// output, logs, vars and errors are dropped; they cannot call tools,
+	// read config values or reach the network, and should not read the
+	// clock or random numbers either, which every call would then share.
+	// When one fails, the snapshot is taken without warm-up. Pools and
+	// modules that are not metered (which get no snapshot) do not run them.
+	Warmup []WarmupCall
+}
+
+// WarmupCall is one call of LoadOptions.Warmup.
+type WarmupCall struct {
+	Export string
+	Input  []byte
 }
 
 // Load checks and compiles a module, once per content hash: loading the same
@@ -213,7 +232,14 @@ func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Module
 	if err != nil {
 		return nil, err
 	}
-	return &Module{h: h, name: name, sum: sum, c: c}, nil
+	var warmup []WarmupCall
+	for _, w := range opts.Warmup {
+		if err := (&Module{h: h, name: name, c: c}).callable(w.Export); err != nil {
+			return nil, fmt.Errorf("warm-up call: %w", err)
+		}
+		warmup = append(warmup, WarmupCall{Export: w.Export, Input: bytes.Clone(w.Input)})
+	}
+	return &Module{h: h, name: name, sum: sum, c: c, warmup: warmup}, nil
 }
 
 func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]byte) (*compiled, error) {

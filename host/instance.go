@@ -68,7 +68,7 @@ type instance struct {
 	// onInit, when set, runs once right after initialisation (to take the
 	// snapshot); uses counts the calls served; mutGlobals caches the
 	// exported mutable globals.
-	onInit     func(*instance)
+	onInit     func(*instance) error
 	uses       int
 	mutGlobals []api.MutableGlobal
 
@@ -99,7 +99,7 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 		m:        m,
 		grant:    g,
 		limits:   limits,
-		alloc:    &capAllocator{limit: limits.MaxMemoryBytes},
+		alloc:    &capAllocator{limit: limits.MaxMemoryBytes, mapped: mappedSupported && m.c.snapshottable()},
 		tools:    opts.Tools,
 		services: opts.Services,
 		onLog:    opts.OnLog,
@@ -337,7 +337,13 @@ func (in *instance) initialize(ctx context.Context) error {
 		in.fds.noSnapshot = true
 	}
 	if in.onInit != nil && !in.fds.noSnapshot {
-		in.onInit(in)
+		if err := in.onInit(in); err != nil {
+			in.onInit = nil
+			if errors.Is(err, errWarmup) {
+				return err
+			}
+			return in.failure("snapshot", 0, fmt.Errorf("%w: taking the snapshot: %v", errInternal, err))
+		}
 	}
 	in.onInit = nil
 	return nil

@@ -6,12 +6,28 @@ import "github.com/tetratelabs/wazero/experimental"
 // past limit, so each call can have its own memory cap while all instances
 // share one wazero runtime. A refused grow makes memory.grow return -1; the
 // guest usually traps next, and the call is reported as ErrLimit.
+//
+// With mapped set (a module whose instances are restored from snapshots,
+// on a platform that supports it), the memory is a mappedMemory, which a
+// restore resets page by page instead of copying.
 type capAllocator struct {
 	limit  uint64
 	denied bool
+	mapped bool
+	// mem is the memory Allocate returned when it is mapped.
+	mem *mappedMemory
 }
 
+// pageSize is the size of a WebAssembly page.
+const pageSize = 65536
+
 func (a *capAllocator) Allocate(capacity, maxBytes uint64) experimental.LinearMemory {
+	if a.mapped && a.mem == nil {
+		if m := newMappedMemory(a, min(maxBytes, a.limit)); m != nil {
+			a.mem = m
+			return m
+		}
+	}
 	return &capMemory{a: a, max: min(maxBytes, a.limit), initialCap: min(capacity, a.limit)}
 }
 

@@ -23,6 +23,10 @@ type Module struct {
 	sum  [32]byte
 	c    *compiled
 
+	// warmup runs before a fresh-state snapshot is taken (see
+	// LoadOptions.Warmup).
+	warmup []WarmupCall
+
 	mu    sync.Mutex
 	fresh map[string]*freshPool // restorable instances by profile
 }
@@ -158,7 +162,38 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 			return res, err
 		}
 		if fp != nil {
-			in.onInit = fp.take
+			if snap := fp.current(); snap != nil {
+				// The pool's snapshot stands for the initialisers.
+				if err := in.adopt(snap); err != nil {
+					in.close()
+					res.Instantiate = time.Since(start)
+					res.Duration = res.Instantiate
+					return res, &CallError{Export: export, Kind: ErrTrap, Code: abi.CodeInternal,
+						Message: fmt.Sprintf("restoring a new instance from the snapshot: %v", err), Cause: errInternal}
+				}
+			} else {
+				in.onInit = fp.take
+				if len(m.warmup) > 0 && fp.warm() {
+					// Initialised here rather than in the call, so that a
+					// failed warm-up costs this instance, not the call.
+					in.reset(opts.Grant, opts)
+					err := in.initialize(context.WithValue(ctx, instKey{}, in))
+					if errors.Is(err, errWarmup) {
+						in.close()
+						if in, err = m.newInstance(ctx, opts.Grant, opts); err == nil {
+							in.onInit = fp.take
+						}
+					}
+					if err != nil {
+						if in != nil {
+							in.close()
+						}
+						res.Instantiate = time.Since(start)
+						res.Duration = res.Instantiate
+						return res, err
+					}
+				}
+			}
 		}
 	} else {
 		in.reset(opts.Grant, opts)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -36,10 +37,21 @@ const (
 	maxStates = 16
 )
 
-// snapshot is an instance's state right after its initialisation.
+// snapshot is an instance's state right after its initialisation. Its
+// memory is img where linear memory can be mapped (mappedSupported), else
+// the bytes of mem.
 type snapshot struct {
 	mem     []byte
+	img     *memImage
 	globals []uint64
+}
+
+// memSize is the size of the snapshot's linear memory.
+func (s *snapshot) memSize() int {
+	if s.img != nil {
+		return s.img.size
+	}
+	return len(s.mem)
 }
 
 // freshPool holds restored instances for one instantiation profile.
@@ -47,6 +59,20 @@ type freshPool struct {
 	mu   sync.Mutex
 	snap *snapshot
 	idle []*instance
+	// coldReason is set when a warm-up call failed: later snapshots are
+	// taken without warm-up.
+	coldReason error
+}
+
+// errWarmup is returned by take when a warm-up call failed: the instance
+// it ran in must be discarded.
+var errWarmup = errors.New("warm-up call failed")
+
+// warm reports whether the pool's snapshot is to be taken after warm-up.
+func (fp *freshPool) warm() bool {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	return fp.coldReason == nil
 }
 
 // snapshottable reports whether restoring memory and globals gives an
@@ -113,22 +139,125 @@ func (fp *freshPool) get() *instance {
 	return nil
 }
 
+// current returns the pool's snapshot, or nil before one was taken.
+func (fp *freshPool) current() *snapshot {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	return fp.snap
+}
+
 // take records the state of a just-initialised instance, once per pool.
-func (fp *freshPool) take(in *instance) {
+// With mapped memory the instance's memory is bound to the new image at
+// once, so that it, too, is reset page by page. An error means the
+// instance must not run.
+func (fp *freshPool) take(in *instance) error {
+	fp.mu.Lock()
+	done, warm := fp.snap != nil, fp.coldReason == nil
+	fp.mu.Unlock()
+	if done {
+		// Another instance was first; this one is bound to its snapshot
+		// when it is put back.
+		return nil
+	}
+	if warm && len(in.m.warmup) > 0 {
+		// Outside the lock: the guest runs.
+		if err := in.warmUp(); err != nil {
+			fp.mu.Lock()
+			fp.coldReason = err
+			fp.mu.Unlock()
+			return fmt.Errorf("%w: %v", errWarmup, err)
+		}
+	}
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
 	if fp.snap != nil {
-		return
+		return nil
 	}
 	s := &snapshot{}
 	if mem := in.memory(); mem != nil {
 		buf, _ := mem.Read(0, mem.Size())
-		s.mem = append([]byte(nil), buf...)
+		if mm := in.alloc.mem; mm != nil {
+			img, err := newMemImage(buf)
+			if err == nil {
+				if err := mm.bind(img); err != nil {
+					return err
+				}
+				s.img = img
+			}
+		}
+		if s.img == nil {
+			s.mem = append([]byte(nil), buf...)
+		}
 	}
 	for _, g := range in.globals() {
 		s.globals = append(s.globals, g.Get())
 	}
 	fp.snap = s
+	return nil
+}
+
+// warmUp runs the module's warm-up calls in the instance, still counted as
+// its initialisation, with nothing of the call it was made for: no tool
+// dispatcher, service provider, log sink, config values or network; then
+// drops what they
+// left outside linear memory and globals (output, logs, vars, the last
+// HTTP response). It fails when a call fails or changes the WASI
+// descriptor table.
+func (in *instance) warmUp() error {
+	tools, services, onLog, hosts, config := in.tools, in.services, in.onLog, in.grant.AllowedHosts, in.grant.Config
+	in.tools, in.services, in.onLog, in.grant.AllowedHosts, in.grant.Config = nil, nil, nil, nil, nil
+	// Counted, and capped, as initialisation.
+	in.initializing = true
+	defer func() {
+		if in.budget != nil {
+			in.bookFuel()
+		}
+		in.initializing = false
+		in.tools, in.services, in.onLog, in.grant.AllowedHosts, in.grant.Config = tools, services, onLog, hosts, config
+		in.kernel.reset()
+		in.logs, in.logBytes, in.logsTruncated = nil, 0, false
+		in.vars, in.varBytes = nil, 0
+		in.httpStatus, in.httpHeaders = 0, nil
+	}()
+	ctx := context.WithValue(in.ctx, instKey{}, in)
+	for _, w := range in.m.warmup {
+		in.kernel.reset()
+		if err := in.kernel.setInput(w.Input); err != nil {
+			return err
+		}
+		out, err := in.mod.ExportedFunction(w.Export).Call(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %v", w.Export, firstLine(err.Error()))
+		}
+		var rc int32
+		if len(out) == 1 {
+			rc = int32(uint32(out[0]))
+		}
+		if rc != 0 || in.kernel.errorOff != 0 {
+			return fmt.Errorf("%s failed (code %d)", w.Export, rc)
+		}
+		if in.fds.changed() {
+			return fmt.Errorf("%s changed the WASI descriptor table", w.Export)
+		}
+	}
+	return nil
+}
+
+// adopt gives a new instance the snapshot's state in place of running
+// its initialisers, which did it once for all of the pool's instances.
+func (in *instance) adopt(s *snapshot) error {
+	// Initialisers usually grow the memory; the new instance's is grown
+	// to the snapshot's size first.
+	if mem := in.memory(); mem != nil && int(mem.Size()) < s.memSize() {
+		if _, ok := mem.Grow(uint32((s.memSize() - int(mem.Size())) / pageSize)); !ok {
+			return errGrown
+		}
+	}
+	if err := in.restore(s); err != nil {
+		return err
+	}
+	in.initialized, in.initializing = true, false
+	return nil
 }
 
 // put restores in to the snapshot and keeps it for the next call; it
@@ -176,17 +305,32 @@ func (in *instance) globals() []api.MutableGlobal {
 }
 
 // restore puts the snapshot's memory and globals back and clears what the
-// host keeps per instance.
+// host keeps per instance. Mapped memory bound to the snapshot's image
+// drops the pages the call wrote; other memory is copied back whole.
 func (in *instance) restore(s *snapshot) error {
 	if mem := in.memory(); mem != nil {
-		if mem.Size() != uint32(len(s.mem)) {
+		if mem.Size() != uint32(s.memSize()) {
 			return errGrown
 		}
 		buf, ok := mem.Read(0, mem.Size())
 		if !ok {
 			return errGrown
 		}
-		copy(buf, s.mem)
+		mm := in.alloc.mem
+		var err error
+		switch {
+		case s.img != nil && mm != nil && mm.img == s.img:
+			err = mm.reset()
+		case s.img != nil && mm != nil && mm.img == nil:
+			err = mm.bind(s.img)
+		case s.img != nil:
+			err = s.img.readInto(buf)
+		default:
+			copy(buf, s.mem)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	for i, g := range in.globals() {
 		if g == nil {

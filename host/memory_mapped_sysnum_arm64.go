@@ -1,0 +1,7 @@
+//go:build linux
+
+package host
+
+import "syscall"
+
+const sysMemfdCreate = syscall.SYS_MEMFD_CREATE
