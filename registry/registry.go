@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -436,6 +437,24 @@ type moduleSlot struct {
 	err  error
 }
 
+// warmupCalls returns the first manifest example of each of m's tools
+// that neither writes, nor reads files, nor needs the network, as calls
+// that prepare the snapshot its fresh-state calls start from (see
+// host.LoadOptions.Warmup): a guest's lazily built state is then built once,
+// from the pack's own data, not on every call.
+func warmupCalls(m *packs.Module, wasm []byte) []host.WarmupCall {
+	exports, _ := packs.ModuleExports(wasm)
+	var calls []host.WarmupCall
+	for _, t := range m.Tools {
+		export := cmp.Or(t.Export, t.Name)
+		if len(t.Examples) == 0 || t.SideEffects || t.RequiresFilesystem || t.RequiresNetwork || !slices.Contains(exports, export) {
+			continue
+		}
+		calls = append(calls, host.WarmupCall{Export: export, Input: t.Examples[0].Args})
+	}
+	return calls
+}
+
 // module returns the compiled module, compiling it on first use.
 func (r *Registry) module(ctx context.Context, p *packs.Pack, m *packs.Module) (*host.Module, error) {
 	if r.opts.Host == nil {
@@ -457,7 +476,14 @@ func (r *Registry) module(ctx context.Context, p *packs.Pack, m *packs.Module) (
 	if err != nil {
 		return nil, fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
 	}
-	mod, err := r.opts.Host.Load(ctx, wasm, host.LoadOptions{Name: p.Name + "/" + m.Path, SHA256: m.SHA256})
+	lo := host.LoadOptions{Name: p.Name + "/" + m.Path, SHA256: m.SHA256, Warmup: warmupCalls(m, wasm)}
+	mod, err := r.opts.Host.Load(ctx, wasm, lo)
+	if errors.Is(err, host.ErrExportNotFound) {
+		// A tool's export that cannot be called is reported when the tool
+		// is; it does not keep the module's other tools out.
+		lo.Warmup = nil
+		mod, err = r.opts.Host.Load(ctx, wasm, lo)
+	}
 	if err != nil {
 		err = fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
 		if ctx.Err() != nil {
