@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -170,6 +171,137 @@ func BenchmarkCompute(b *testing.B) {
 		b.Run("guest="+c.name+"/host=skillhost", func(b *testing.B) { benchSkillhostPool(b, c) })
 		b.Run("guest="+c.name+"/host=wazero-enforced", func(b *testing.B) { benchRaw(b, c, true) })
 		b.Run("guest="+c.name+"/host=wazero-none", func(b *testing.B) { benchRaw(b, c, false) })
+	}
+}
+
+// BenchmarkComputeRatio runs each compute kernel, and a call that does
+// nothing, under skillhost and under raw wazero without any interruption
+// check, alternating the variants in every iteration so that a noisy
+// machine weighs on all alike, and reports the medians' ratios: x-none is
+// a warm skillhost instance (no fuel limit) against raw wazero, fuel-none
+// the same with a fuel limit set, fresh-none a call of Module.Call (fresh
+// state restored from the snapshot) against the raw warm call. The tight
+// loop is the 64-bit LCG of gobench intloop (Go) and wat/loop_count (a
+// bare WAT loop: the worst case, one check per four-cycle iteration).
+func BenchmarkComputeRatio(b *testing.B) {
+	for _, c := range []benchCase{
+		{name: "go-intloop", file: benchGoGuest, export: "intloop", input: "2000000", want: wantLCG(2000000)},
+		{name: "go-sha256", file: benchGoGuest, export: "sha256", input: "500", want: wantSHA256(500)},
+		{name: "go-sort", file: benchGoGuest, export: "sort", input: "40000", want: wantSort(40000)},
+		{name: "go-noop", file: benchGoGuest, export: "noop"},
+		{name: "wat-loop_count", file: benchWATLoop, export: "count", input: "2000000", want: wantLCG(2000000)},
+	} {
+		b.Run("guest="+c.name, func(b *testing.B) {
+			ctx := context.Background()
+			h := newHost(b, testConfig())
+			m, err := h.Load(ctx, c.wasm(b), host.LoadOptions{Name: c.file})
+			if err != nil {
+				b.Fatal(err)
+			}
+			pool := func(limits host.Limits) *host.Pool {
+				p, err := m.NewPool(host.CallOptions{Grant: host.Grant{Limits: limits}}, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(p.Close)
+				return p
+			}
+			warm, fueled := pool(host.Limits{}), pool(host.Limits{MaxFuel: 1 << 60})
+			raw := newRawGuest(b, c.wasm(b), c.export, false)
+			input := []byte(c.input)
+			variants := []func() ([]byte, error){
+				func() ([]byte, error) { _, out, err := raw.call(input); return out, err },
+				func() ([]byte, error) { res, err := warm.Call(ctx, c.export, input); return res.Output, err },
+				func() ([]byte, error) { res, err := fueled.Call(ctx, c.export, input); return res.Output, err },
+				func() ([]byte, error) { res, err := m.Call(ctx, c.export, input, nil); return res.Output, err },
+			}
+			times := make([][]time.Duration, len(variants))
+			for _, v := range variants { // warms every variant and checks its output
+				out, err := v()
+				benchCheck(b, c, "variant")(0, out, err)
+			}
+			for b.Loop() {
+				for i, v := range variants {
+					t0 := time.Now()
+					if _, err := v(); err != nil {
+						b.Fatal(err)
+					}
+					times[i] = append(times[i], time.Since(t0))
+				}
+			}
+			none := medianDuration(times[0])
+			b.ReportMetric(float64(none.Nanoseconds())/1e3, "none-µs")
+			b.ReportMetric(float64(medianDuration(times[1]))/float64(none), "x-none")
+			b.ReportMetric(float64(medianDuration(times[2]))/float64(none), "fuel-none")
+			b.ReportMetric(float64(medianDuration(times[3]))/float64(none), "fresh-none")
+			b.ReportMetric(float64(medianDuration(times[3]).Nanoseconds())/1e3, "fresh-µs")
+		})
+	}
+}
+
+func medianDuration(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// wantLCG is gobench intloop's and loop_count's output for n.
+func wantLCG(n int) string {
+	var x uint64
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return strconv.FormatUint(x, 10)
+}
+
+// BenchmarkParallelCall calls one tool from GOMAXPROCS goroutines at once,
+// each call in fresh state (Module.Call restoring a snapshot) or in a
+// pool's warm instances: run with -cpu 1,2 and compare calls/s, which
+// should grow with the cores.
+func BenchmarkParallelCall(b *testing.B) {
+	for _, c := range []benchCase{
+		{name: "go-echo", file: benchGoGuest, export: "echo", input: "ping", want: "ping"},
+		{name: "go-sort", file: benchGoGuest, export: "sort", input: "2000", want: wantSort(2000)},
+	} {
+		h := newHost(b, testConfig())
+		m, err := h.Load(context.Background(), c.wasm(b), host.LoadOptions{Name: c.file})
+		if err != nil {
+			b.Fatal(err)
+		}
+		input := []byte(c.input)
+		b.Run("guest="+c.name+"/state=fresh", func(b *testing.B) {
+			ctx := context.Background()
+			res, err := m.Call(ctx, c.export, input, nil)
+			benchCheck(b, c, "skillhost")(0, res.Output, err)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := m.Call(ctx, c.export, input, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
+		b.Run("guest="+c.name+"/state=pool", func(b *testing.B) {
+			ctx := context.Background()
+			p, err := m.NewPool(host.CallOptions{}, runtime.GOMAXPROCS(0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := p.Call(ctx, c.export, input); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
 	}
 }
 
