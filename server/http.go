@@ -133,11 +133,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	t := r.Context().Value(tenantKey{}).(*tenant)
 	stateless := r.Header.Get("MCP-Protocol-Version") >= newProtocol
 	if r.Method == http.MethodPost {
-		release, ok := s.admitHTTP(w, r, t)
+		release, body, ok := s.admitHTTP(w, r, t)
 		if !ok {
 			return
 		}
 		defer release()
+		if stateless && s.fastCall(w, r, t, body) {
+			return
+		}
 	}
 	if stateless {
 		t.stateless.ServeHTTP(w, r)
@@ -150,26 +153,26 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // takes each into the tenant's quotas. A call refused by a quota is 429
 // with Retry-After, a call while the server drains 503; either way the
 // body is a JSON-RPC error. The body is put back for the MCP handler.
-func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (release func(), ok bool) {
+func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (release func(), body []byte, ok bool) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	r.Body.Close()
 	if err != nil {
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-		return nil, false
+		return nil, nil, false
 	}
 	if len(body) > maxBody {
 		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
-		return nil, false
+		return nil, nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	calls, id := toolCalls(body)
 	if len(calls) == 0 {
-		return func() {}, true
+		return func() {}, body, true
 	}
 	if s.draining.Load() {
 		w.Header().Set("Retry-After", "5")
 		writeRPCError(w, http.StatusServiceUnavailable, id, "the server is shutting down; retry on another instance or after it restarts")
-		return nil, false
+		return nil, nil, false
 	}
 	var releases []func()
 	releaseAll := func() {
@@ -189,11 +192,11 @@ func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (r
 				w.Header().Set("Retry-After", "1")
 			}
 			writeRPCError(w, http.StatusTooManyRequests, id, refusal.Error())
-			return nil, false
+			return nil, nil, false
 		}
 		releases = append(releases, rel)
 	}
-	return releaseAll, true
+	return releaseAll, body, true
 }
 
 // toolCalls returns the tool names of the tools/call requests in a

@@ -80,6 +80,7 @@ type Server struct {
 	e       *skillhost.Engine
 	cfg     *packs.Config
 	log     *slog.Logger
+	sdkLog  *slog.Logger // the SDK's: it logs every connection at Info
 	version string
 
 	tenants map[string]*tenant
@@ -121,6 +122,7 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 	if s.version == "" {
 		s.version = "dev"
 	}
+	s.sdkLog = slog.New(minLevel{s.log.Handler(), slog.LevelWarn})
 	owners, err := packOwners(s.cfg)
 	if err != nil {
 		return nil, err
@@ -225,9 +227,9 @@ func (s *Server) newTenant(tc packs.TenantConfig, owners map[string]string) (*te
 	}
 	t := &tenant{id: tc.ID, cfg: tc, policy: p, quota: newQuota(tc.Quotas)}
 	t.stateful = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, false) },
-		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: 30 * time.Minute})
+		&mcp.StreamableHTTPOptions{Logger: s.sdkLog, SessionTimeout: 30 * time.Minute})
 	t.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, true) },
-		&mcp.StreamableHTTPOptions{Logger: s.log, Stateless: true, PropagateRequestCancellation: true})
+		&mcp.StreamableHTTPOptions{Logger: s.sdkLog, Stateless: true, PropagateRequestCancellation: true})
 	return t, nil
 }
 
@@ -297,13 +299,13 @@ func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) 
 		scope = registry.ScopeRun // a stateless request is a run of its own
 	}
 	run, err := s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged})
+		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants})
 	if err != nil {
 		return nil, err
 	}
 	ss.run = run
 	ss.srv = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: s.version}, &mcp.ServerOptions{
-		Logger: s.log,
+		Logger: s.sdkLog,
 		Capabilities: withSkills(&mcp.ServerCapabilities{
 			Tools:   &mcp.ToolCapabilities{ListChanged: id != ""},
 			Logging: &mcp.LoggingCapabilities{},
@@ -458,4 +460,22 @@ func (s *Server) CheckListen(addr string) error {
 		return fmt.Errorf("%w on %s: set [server] allowed_hosts to the host names clients connect with (e.g. [\"mcp.example.com\"]); requests naming another host are refused, against DNS rebinding", ErrUnsafeListen, addr)
 	}
 	return nil
+}
+
+// minLevel passes on the records of at least its level.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.level && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(attrs), m.level}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{m.Handler.WithGroup(name), m.level}
 }

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/registry"
+)
+
+// Keys of a 2026-07-28 request's _meta.
+const (
+	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	metaProgressToken   = "progressToken"
+	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+)
+
+// fastRequest is a stateless tools/call as it arrives.
+type fastRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// fastCall answers a stateless (2026-07-28) tools/call of a tool the
+// tenant may reach without the SDK's per-request session: the SDK
+// decodes each request several times with buffers of hundreds of
+// kilobytes, which made a call over HTTP cost a hundred times one in
+// process. Only the plainest request takes this path — exactly the
+// 2026-07-28 revision, one JSON-RPC request, its headers and _meta
+// agreeing, no progress token, a reachable tool; anything else, and every
+// error, is left to the SDK, which answers it as the protocol says. It
+// reports whether it answered.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, t *tenant, body []byte) bool {
+	if r.Method != http.MethodPost || r.Header.Get("MCP-Protocol-Version") != newProtocol ||
+		r.Header.Get("Mcp-Method") != "tools/call" || !acceptsJSON(r) {
+		return false
+	}
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return false
+	}
+	var req fastRequest
+	if json.Unmarshal(trimmed, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !validID(req.ID) {
+		return false
+	}
+	name := req.Params.Name
+	if name == "" || r.Header.Get("Mcp-Name") != name {
+		return false
+	}
+	var version string
+	if json.Unmarshal(req.Params.Meta[metaProtocolVersion], &version) != nil || version != newProtocol {
+		return false
+	}
+	if _, ok := req.Params.Meta[metaProgressToken]; ok {
+		return false // progress goes as notifications on an event stream
+	}
+	ss := &session{s: s, t: t}
+	run, err := s.e.NewRun(skillhost.RunContext{Tenant: t.id}, &skillhost.RunOptions{
+		Policy: t.policy, ActivationScope: registry.ScopeRun, Grants: t.cfg.Grants})
+	if err != nil {
+		return false
+	}
+	ss.run = run
+	if _, ok := ss.tool(name); !ok {
+		return false
+	}
+	res, err := ss.callTool(r.Context(), &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Name: name, Arguments: req.Params.Arguments},
+		Extra:  &mcp.RequestExtra{Header: r.Header},
+	})
+	if err != nil {
+		// Only a failure to make the call at all gets here; the SDK's
+		// path would answer the same request the same way.
+		writeRPCError(w, http.StatusInternalServerError, req.ID, err.Error())
+		return true
+	}
+	res.Meta = mcp.Meta{metaServerInfo: s.impl()}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(struct {
+		JSONRPC string              `json:"jsonrpc"`
+		ID      json.RawMessage     `json:"id"`
+		Result  *mcp.CallToolResult `json:"result"`
+	}{"2.0", req.ID, res})
+	return true
+}
+
+// impl is how the server names itself to clients.
+func (s *Server) impl() *mcp.Implementation {
+	return &mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: s.version}
+}
+
+// acceptsJSON reports whether the request accepts both a JSON answer and
+// an event stream, as streamable HTTP requires.
+func acceptsJSON(r *http.Request) bool {
+	var jsonOK, streamOK bool
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.TrimSpace(mt) {
+			case "application/json", "application/*", "*/*":
+				jsonOK = true
+			case "text/event-stream":
+				streamOK = true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// validID reports whether id is a JSON-RPC request id: a string or a
+// number.
+func validID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		var n json.Number
+		return json.Unmarshal(id, &n) == nil
+	}
+	return false
+}
