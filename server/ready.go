@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/skillhost/skillhost/host"
 )
 
 // WarmReport says what Warm did.
@@ -24,8 +22,8 @@ type WarmReport struct {
 	Duration time.Duration
 }
 
-// Warm compiles every module of the engine's packs into its host (from
-// the compilation cache when it has them), then marks the server ready:
+// Warm compiles every module of the engine's packs (from the compilation
+// cache when it has them), then marks the server ready:
 // /readyz answers 200 only after it, so a load balancer sends no call
 // that would wait on a compiler. The engine indexed its packs when it
 // opened. progress, when not nil, is called before each module with its
@@ -44,49 +42,33 @@ func (s *Server) Warm(ctx context.Context, progress func(name string, size int) 
 	return rep, nil
 }
 
-// compileAll loads every module of the current packs into the host,
-// which compiles each content once: the registry's first call of a tool
+// compileAll compiles every module of the current packs through the
+// engine's registry, as the first call of each would: that call then
 // finds its module compiled.
 func (s *Server) compileAll(ctx context.Context, progress func(string, int) func()) (*WarmReport, error) {
 	start := time.Now()
-	rep := &WarmReport{}
-	h := s.e.Host()
-	for _, p := range s.e.Catalog().Packs() {
-		for _, m := range p.Modules {
-			if err := ctx.Err(); err != nil {
-				rep.Duration = time.Since(start)
-				return rep, fmt.Errorf("%w: %d modules compiled when %v", ErrNotReady, rep.Modules, err)
-			}
-			name := p.Name + "/" + m.Path
-			wasm, err := fs.ReadFile(p.FS, m.Path)
-			if err != nil {
-				rep.Failed = append(rep.Failed, fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err))
-				continue
-			}
-			done := func() {}
-			if progress != nil {
-				done = progress(name, len(wasm))
-			}
-			t0 := time.Now()
-			_, err = h.Load(ctx, wasm, host.LoadOptions{Name: name, SHA256: m.SHA256})
+	timed := func(name string, size int) func() {
+		done := func() {}
+		if progress != nil {
+			done = progress(name, size)
+		}
+		t0 := time.Now()
+		return func() {
 			done()
-			if err != nil {
-				if ctx.Err() == nil {
-					rep.Failed = append(rep.Failed, fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err))
-				}
-				continue
-			}
-			rep.Modules++
 			if s.ops != nil {
 				s.ops.compile.Observe(time.Since(t0).Seconds())
 			}
 		}
 	}
-	if s.ops != nil {
-		s.ops.compiled.Set(float64(rep.Modules))
+	n, failed, err := s.e.CompileModules(ctx, timed)
+	rep := &WarmReport{Modules: n, Failed: failed, Duration: time.Since(start)}
+	if err != nil {
+		return rep, fmt.Errorf("%w: %d modules compiled when %v", ErrNotReady, n, err)
 	}
-	rep.Duration = time.Since(start)
-	for _, err := range rep.Failed {
+	if s.ops != nil {
+		s.ops.compiled.Set(float64(n))
+	}
+	for _, err := range failed {
 		s.log.Warn("a pack module does not compile", "err", err)
 	}
 	return rep, nil
