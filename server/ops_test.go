@@ -903,3 +903,57 @@ func TestTracerProviderOffByDefault(t *testing.T) {
 		tp.Shutdown(context.Background())
 	}
 }
+
+// TestDrainStdio: on standard input a call in flight finishes too, and a
+// call made while draining is a tool error with code unavailable.
+func TestDrainStdio(t *testing.T) {
+	f := newOpsFixture(t, opsFixtureOptions{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- f.srv.ServeStdio(ctx, inR, outW) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "ops-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ops_wait", Arguments: map[string]any{}})
+		if err != nil {
+			t.Errorf("the call in flight: %v", err)
+		}
+		done <- res
+	}()
+	<-f.started
+	shut := make(chan error, 1)
+	go func() { shut <- f.srv.Shutdown(context.Background()) }()
+	var late *mcp.CallToolResult
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		// The first call may come before Shutdown has begun.
+		if late, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ops_echo", Arguments: map[string]any{}}); err != nil || late.IsError {
+			break
+		}
+	}
+	if err != nil || late == nil || !late.IsError || !strings.HasPrefix(late.Content[0].(*mcp.TextContent).Text, "unavailable:") {
+		t.Errorf("a call while draining: %+v, %v; want a tool error with code unavailable", late, err)
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned (%v) with a call in flight", err)
+	default:
+	}
+	close(f.gate)
+	if res := <-done; res == nil || res.IsError {
+		t.Errorf("the call in flight did not finish well: %+v", res)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	cs.Close()
+	inW.Close()
+	cancel()
+	<-served
+}
