@@ -22,6 +22,8 @@ const mfdCloexec = 0x1
 type memImage struct {
 	fd   int
 	size int
+	// src maps the file read-only and shared: what a restore copies from.
+	src []byte
 }
 
 // newMemImage copies b into a new memory file.
@@ -47,8 +49,23 @@ func newMemImage(b []byte) (*memImage, error) {
 		}
 		off += n
 	}
-	runtime.AddCleanup(img, func(fd int) { syscall.Close(fd) }, img.fd)
+	src, err := syscall.Mmap(img.fd, 0, len(b), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		syscall.Close(img.fd)
+		return nil, err
+	}
+	img.src = src
+	runtime.AddCleanup(img, func(r imageResources) {
+		syscall.Munmap(r.src)
+		syscall.Close(r.fd)
+	}, imageResources{img.fd, src})
 	return img, nil
+}
+
+// imageResources is what a memImage releases when it is collected.
+type imageResources struct {
+	fd  int
+	src []byte
 }
 
 // readInto copies the image into b, for memory that is not mapped.
@@ -77,6 +94,9 @@ type mappedMemory struct {
 	region []byte // the whole reservation
 	size   uint64
 	img    *memImage // the bound image, or nil
+	// tracked is set when the kernel tracks the pages written (see
+	// dirtyTracker).
+	tracked bool
 }
 
 // newMappedMemory reserves max bytes, or returns nil when it cannot.
@@ -124,15 +144,24 @@ func (m *mappedMemory) bind(img *memImage) error {
 		return errno
 	}
 	m.img = img
+	if t := tracker(); t != nil && t.track(m.region[:img.size]) == nil {
+		m.tracked = true
+	}
 	return nil
 }
 
-// reset drops every page the instance wrote since it was bound or last
-// reset, so that the memory holds the image's bytes again. Its cost is
-// that of the pages written, not of the memory's size.
+// reset brings back the image's bytes in every page the instance wrote
+// since it was bound or last reset: tracked, it copies them over those
+// pages; otherwise it drops the pages, so that they read the image again.
+// Its cost is that of the pages written, not of the memory's size.
 func (m *mappedMemory) reset() error {
 	if m.img == nil || m.region == nil || m.size != uint64(m.img.size) {
 		return errGrown
+	}
+	if m.tracked {
+		err := tracker().restore(m.region[:m.img.size], m.img.src)
+		runtime.KeepAlive(m.img)
+		return err
 	}
 	return syscall.Madvise(m.region[:m.img.size], syscall.MADV_DONTNEED)
 }

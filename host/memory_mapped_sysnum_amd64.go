@@ -2,6 +2,8 @@
 
 package host
 
-// sysMemfdCreate is memfd_create, which package syscall does not name on
-// amd64.
-const sysMemfdCreate = 319
+// System calls package syscall does not name on amd64.
+const (
+	sysMemfdCreate = 319
+	sysUserfaultfd = 323
+)

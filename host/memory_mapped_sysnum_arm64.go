@@ -4,4 +4,7 @@ package host
 
 import "syscall"
 
-const sysMemfdCreate = syscall.SYS_MEMFD_CREATE
+const (
+	sysMemfdCreate = syscall.SYS_MEMFD_CREATE
+	sysUserfaultfd = 282
+)
