@@ -41,7 +41,7 @@ const (
 
 // pmScanArg is struct pm_scan_arg.
 type pmScanArg struct {
-	size, flags, start, end, walkEnd, vec, vecLen, maxPages uint64
+	size, flags, start, end, walkEnd, vec, vecLen, maxPages       uint64
 	categoryInverted, categoryMask, categoryAnyofMask, returnMask uint64
 }
 
