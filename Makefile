@@ -9,7 +9,7 @@ GUESTS   := ./guests/go/... ./packs/bundled/modules/...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short bench check eval fuzz guests tinygo setup clean
+.PHONY: all build run test test-short rust-test bench check eval fuzz guests tinygo setup clean
 
 all: build
 
@@ -34,9 +34,11 @@ run: build
 # benchmark once so they keep compiling and running. TestEveryModuleLoads first
 # compiles the guests into the tests' shared cache without the race
 # detector, which would make compiling them take minutes.
-test: setup
+# SKILLHOST_REQUIRE_TOOLCHAINS: the guide's TinyGo and Rust steps fail
+# rather than skip when their toolchain is missing (setup installs both).
+test: setup rust-test
 	$(GO) test -count=1 -run TestEveryModuleLoads ./internal/testenv
-	$(GO) test -race -count=1 $(PKGS)
+	SKILLHOST_REQUIRE_TOOLCHAINS=1 $(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
 	$(MAKE) fuzz FUZZTIME=30s
 
@@ -60,6 +62,15 @@ check: setup
 	GOOS=wasip1 GOARCH=wasm "$$($(GO) env GOPATH)/bin/staticcheck" $(GUESTS)
 	$(GO) mod tidy -diff
 	@test -z "$$(git status --porcelain | tee /dev/stderr)" || (echo "check: the tree is not clean" && exit 1)
+
+# The Rust guest crates' own tests, natively: the SDK (its typed layer's
+# derive and describe golden file included) and the bundled Rust module.
+# Compiled dependencies are kept in target/ between runs.
+rust-test: setup
+	cd guests/rust && eval "$$(sh ../../scripts/rust-target.sh)" && \
+		RUSTC="$$RUSTC" RUSTDOC="$$RUSTDOC" "$$CARGO" test --offline --locked --features typed
+	cd packs/bundled/modules/textconv && eval "$$(sh ../../../../scripts/rust-target.sh)" && \
+		RUSTC="$$RUSTC" RUSTDOC="$$RUSTDOC" "$$CARGO" test --offline --locked
 
 # Rebuild every guest module from its source (the .wasm files are committed).
 guests: setup

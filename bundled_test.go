@@ -52,6 +52,8 @@ func TestBundledTools(t *testing.T) {
 		{"search_files", `{"pattern":"gam+a","path":"/data"}`, `gamma`},
 		{"write_file", `{"path":"/data/out.txt","content":"written"}`, `out.txt`},
 		{"http_fetch", fmt.Sprintf(`{"url":%q}`, srv.URL), `served to skillhost-test`},
+		{"markdown_to_text", `{"markdown":"# Title\n\nSome **bold** [link](https://x.org)."}`, `"text":"Title\n\nSome bold link (https://x.org)."`},
+		{"csv_summary", `{"csv":"city,temp\nOslo,4\nLima,19\n"}`, `{"name":"temp","kind":"number","empty":0,"distinct":2,"min":4.0,"max":19.0,"mean":11.5`},
 	}
 	ctx := context.Background()
 	seen := map[string]bool{}

@@ -3,9 +3,10 @@
 # skillhost and prints, for eval, RUSTC, CARGO and RUST_TARGET:
 #
 #   eval "$(scripts/rust-target.sh)"
-#   RUSTC="$RUSTC" "$CARGO" build --release --target "$RUST_TARGET"
+#   RUSTC="$RUSTC" RUSTDOC="$RUSTDOC" "$CARGO" build --release --target "$RUST_TARGET"
 #
-# It prefers the rustc on PATH (a rustup toolchain) when it has a WASI
+# RUSTDOC is the rustdoc beside that rustc (cargo test runs doctests with
+# it). It prefers the rustc on PATH (a rustup toolchain) when it has a WASI
 # standard library — wasm32-wasip1 (Rust 1.78 and later), else the older
 # name wasm32-wasi — and falls back to Debian's /usr/bin/rustc with
 # wasm32-wasi (apt-get install rustc cargo libstd-rust-dev-wasm32).
@@ -25,7 +26,9 @@ for rustc in "$(command -v rustc 2>/dev/null || true)" /usr/bin/rustc; do
 	[ -x "$cargo" ] || cargo=cargo
 	for target in ${want:-wasm32-wasip1 wasm32-wasi}; do
 		if has_target "$rustc" "$target"; then
-			printf 'RUSTC=%s\nCARGO=%s\nRUST_TARGET=%s\n' "$rustc" "$cargo" "$target"
+			rustdoc="$(dirname "$rustc")/rustdoc"
+			[ -x "$rustdoc" ] || rustdoc=rustdoc
+			printf 'RUSTC=%s\nRUSTDOC=%s\nCARGO=%s\nRUST_TARGET=%s\n' "$rustc" "$rustdoc" "$cargo" "$target"
 			exit 0
 		fi
 	done

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # setup.sh installs what skillhost's tests and guest builds need on a fresh
 # Debian 12 machine: wabt (wat2wasm), Debian's Rust toolchain with the wasm32
-# standard libraries, and staticcheck. It is idempotent: a second run checks,
+# standard libraries and the crate sources the Rust guests use, TinyGo
+# (scripts/install-tinygo.sh, about 2 minutes the first time), and
+# staticcheck. It is idempotent: a second run checks,
 # prints one line per step and changes nothing.
 #
 # Needs root (or passwordless sudo) for apt. Safe with CI=true and no stdin.
@@ -16,7 +18,13 @@ export DEBIAN_FRONTEND=noninteractive
 STATICCHECK_VERSION="${STATICCHECK_VERSION:-v0.8.2}"
 # lld-14 is only a Recommends of libstd-rust-dev-wasm32, and we install
 # without recommends: rustc links wasm32 through /usr/bin/rust-lld -> lld-14.
-APT_PACKAGES=(wabt rustc cargo libstd-rust-dev-wasm32 lld-14)
+# The librust-*-dev packages are Debian's sources of the crates the Rust
+# SDK's typed layer and the bundled Rust module use (serde, serde_json, syn,
+# quote): cargo reads them through the source replacement written in step 3,
+# as crates.io is not reachable from every machine.
+APT_PACKAGES=(wabt rustc cargo libstd-rust-dev-wasm32 lld-14
+	librust-serde-dev librust-serde-derive-dev librust-serde-json-dev
+	librust-syn-dev librust-quote-dev librust-proc-macro2-dev)
 
 step() { printf 'setup: %s\n' "$*"; }
 
@@ -62,7 +70,31 @@ if [ ! -x "$(readlink -f /usr/bin/rust-lld)" ]; then
 	exit 1
 fi
 
-# 3. staticcheck, into $(go env GOPATH)/bin.
+# 3. Cargo reads crates from Debian's packaged sources for builds inside
+# the repository (.cargo/config.toml at its root, not committed: a machine
+# with crates.io and no Debian sources does without it).
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cargo_config="$root/.cargo/config.toml"
+if [ -f "$cargo_config" ]; then
+	step "cargo source replacement present: $cargo_config"
+else
+	mkdir -p "$root/.cargo"
+	cat >"$cargo_config" <<'TOML'
+# Written by scripts/setup.sh: crates come from Debian's packaged sources.
+[source.crates-io]
+replace-with = "debian-packages"
+
+[source.debian-packages]
+directory = "/usr/share/cargo/registry"
+TOML
+	step "wrote $cargo_config (crates from /usr/share/cargo/registry)"
+fi
+
+# 4. TinyGo, for the TinyGo guest tests: built once per machine, then kept
+# (scripts/install-tinygo.sh does nothing when it is installed).
+bash "$root/scripts/install-tinygo.sh"
+
+# 5. staticcheck, into $(go env GOPATH)/bin.
 if ! command -v go >/dev/null 2>&1; then
 	step "go is not on PATH" >&2
 	exit 1

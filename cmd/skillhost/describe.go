@@ -67,12 +67,24 @@ ready to paste into a manifest.`,
 				Export       string   `yaml:"export,omitempty"`
 				Description  string   `yaml:"description,omitempty"`
 				Tags         []string `yaml:"tags,omitempty,flow"`
+				Category     string   `yaml:"category,omitempty"`
+				SideEffects  bool     `yaml:"side_effects,omitempty"`
+				Idempotent   bool     `yaml:"idempotent,omitempty"`
+				Network      bool     `yaml:"requires_network,omitempty"`
+				Filesystem   bool     `yaml:"requires_filesystem,omitempty"`
+				Examples     []any    `yaml:"examples,omitempty"`
 				InputSchema  any      `yaml:"input_schema,omitempty"`
 				OutputSchema any      `yaml:"output_schema,omitempty"`
 			}
 			var tools []entry
 			for _, t := range d.Tools {
-				e := entry{Name: t.Name, Description: t.Description, Tags: t.Tags}
+				e := entry{Name: t.Name, Description: t.Description, Tags: t.Tags, Category: t.Category,
+					SideEffects: t.SideEffects, Idempotent: t.Idempotent, Network: t.RequiresNetwork, Filesystem: t.RequiresFilesystem}
+				for _, ex := range t.Examples {
+					var args any
+					_ = json.Unmarshal(ex.Args, &args)
+					e.Examples = append(e.Examples, map[string]any{"args": args, "description": ex.Description})
+				}
 				if t.Export != "" && t.Export != t.Name {
 					e.Export = t.Export
 				}

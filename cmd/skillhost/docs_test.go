@@ -128,11 +128,13 @@ var skipped = map[string]string{
 	"call --module fetch.wasm --export fetch --allow-host api.example.com --timeout 5s --memory-max 64MiB": "the reader's module and the network",
 	"eval --catalog tools.jsonl --queries queries.jsonl --json":                                            "the reader's catalog",
 	"call --module plugin.wasm --export count_vowels --input Hello --json":                                 "the reader's module",
-	"describe plugin.wasm":                "the reader's module",
-	"completion bash":                     "prints a script",
-	"cache clean":                         "would empty the tests' shared cache",
-	"validate ./skills":                   "the reader's skills",
-	"--config-file ./skillhost.toml list": "the reader's config file",
+	"describe plugin.wasm":                             "the reader's module",
+	"completion bash":                                  "prints a script",
+	"init hello --lang go":                             "writes a project; the guide's test (guide_test.go) runs init and the project's make test",
+	"init hello-rs --lang rust --dir ./tools/hello-rs": "writes a project; the guide's test runs init and the project's make test",
+	"cache clean":                                      "would empty the tests' shared cache",
+	"validate ./skills":                                "the reader's skills",
+	"--config-file ./skillhost.toml list":              "the reader's config file",
 	"eval --catalog testdata/eval/tools-a.jsonl --queries testdata/eval/queries-a.jsonl": "takes half a minute",
 }
 

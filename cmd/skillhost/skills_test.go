@@ -143,7 +143,7 @@ func TestSearchAndIndex(t *testing.T) {
 	}
 	r = cli(t, "", "--no-user-sources", "index", "--rebuild")
 	// The 18 bundled tools and skillhost's 8 built-ins.
-	if r.code != 0 || !strings.Contains(r.stdout, "rebuilt: 26 tool(s)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "rebuilt: 28 tool(s)") {
 		t.Errorf("index --rebuild: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

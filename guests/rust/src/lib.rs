@@ -25,6 +25,9 @@
 
 use std::fmt;
 
+#[cfg(feature = "typed")]
+pub mod typed;
+
 /// The ABI version of the skillhost contract this crate speaks.
 pub const ABI_VERSION: &str = "1.0";
 
