@@ -273,7 +273,7 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 	// before checking them) and references to types that do not exist
 	// (wazero panics). A module it finds malformed is refused before wazero
 	// sees it.
-	out, ri, rerr := instrument(capped)
+	out, ri, rerr := h.instrumentCached(capped, sum)
 	// So is one whose scan an encoding the rewriter does not know (none
 	// of which wazero supports either) stopped before every section was
 	// checked.
