@@ -17,6 +17,7 @@ import (
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
 
@@ -419,7 +420,15 @@ func callModule(ctx context.Context, g *globals, cf *callFlags) error {
 		var ce *host.CallError
 		if errors.As(err, &ce) {
 			ae := ce.ABIError()
-			return callErr(exitToolError, cf.export, string(ae.Code), "%s", ae.Message)
+			msg := ae.Message
+			// A command module's exports trap before its runtime exists:
+			// say which flag builds the module the host can call.
+			if errors.Is(err, host.ErrTrap) {
+				if cerr := packs.CheckModule(&packs.Module{Name: name, Path: name, Tools: []*packs.Tool{{Name: cf.export, Export: cf.export}}}, wasm); errors.Is(cerr, packs.ErrModule) {
+					msg += "; " + message(cerr)
+				}
+			}
+			return callErr(exitToolError, cf.export, string(ae.Code), "%s", msg)
 		}
 		exit, kind := hostErrKind(err)
 		return callErr(exit, cf.export, kind, "%s", message(err))

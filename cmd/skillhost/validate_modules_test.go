@@ -65,3 +65,20 @@ func TestValidateJudgesModules(t *testing.T) {
 		})
 	}
 }
+
+// Calling an export of a command module directly traps, and the error
+// names the flag that builds a module the host can call.
+func TestCallModuleNamesTheMissingBuildMode(t *testing.T) {
+	r := cli(t, "", "call", "--module", fixture("wat/command.wasm"), "--export", "run", "--input", "{}")
+	if r.code != 1 || !strings.Contains(r.stderr, "wasm error: unreachable") || !strings.Contains(r.stderr, "add -buildmode=c-shared") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+	// A trap of a reactor module gets no such hint.
+	r = cli(t, "", "call", "--module", fixture("wat/trap.wasm"), "--export", "trap", "--input", "")
+	if r.code != 1 || !strings.Contains(r.stderr, "trap") {
+		t.Errorf("trap.wasm: exit %d: %s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "buildmode") {
+		t.Errorf("a reactor's trap mentions the build mode: %s", r.stderr)
+	}
+}
