@@ -102,6 +102,10 @@ type RunOptions struct {
 	// listed here runs with its effective grant cut down to the section
 	// (see NarrowGrant). Packs not listed keep their effective grant.
 	Grants map[string]packs.PackGrant
+	// Services answers the capability_call of the run's Wasm tools (and
+	// of the tools they call); nil answers each with an error. The host
+	// asks it only for a service the calling tool's grant allows.
+	Services host.ServiceProvider
 }
 
 // Run is one request's or session's view of the registry: its visible
@@ -117,6 +121,7 @@ type Run struct {
 	onActivate func(string)
 	grants     map[string]packs.PackGrant
 	narrowed   sync.Map // *Tool → host.Grant, for tools of packs in grants
+	services   host.ServiceProvider
 }
 
 // activations are the tools activated in a run or a session.
@@ -184,6 +189,7 @@ func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
 		}
 		run.onActivate = opts.OnActivate
 		run.grants = opts.Grants
+		run.services = opts.Services
 	}
 	if run.scope == "" {
 		run.scope = ScopeRun

@@ -70,7 +70,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, t *tenant, bod
 	}
 	ss := &session{s: s, t: t}
 	run, err := s.e.NewRun(skillhost.RunContext{Tenant: t.id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: registry.ScopeRun, Grants: t.cfg.Grants})
+		Policy: t.policy, ActivationScope: registry.ScopeRun, Grants: t.cfg.Grants, Services: s.ops.providers.forTenant(t.id)})
 	if err != nil {
 		return false
 	}

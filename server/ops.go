@@ -50,6 +50,9 @@ type ops struct {
 	compiled  prometheus.Gauge
 	reloads   *prometheus.CounterVec
 	reloadDur prometheus.Histogram
+
+	// providers serve capability_call (providers.go).
+	providers *providers
 }
 
 // newOps makes the operations side of s: it opens the audit log and
@@ -61,6 +64,9 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		stdout = os.Stdout
 	}
 	var err error
+	if o.providers, err = newProviders(s.cfg.Server.Providers, opts.Providers, s.log); err != nil {
+		return nil, err
+	}
 	if o.audit, err = openAuditLog(s.cfg.Server.AuditLog, stdout); err != nil {
 		return nil, err
 	}
@@ -311,11 +317,12 @@ func (o *ops) serveMetrics() http.Handler {
 	})
 }
 
-// Close closes the audit log. Call it after Shutdown, once no call can
-// end any more.
+// Close stops the capability provider commands and closes the audit log.
+// Call it after Shutdown, once no call can end any more.
 func (s *Server) Close() error {
 	if s.ops == nil {
 		return nil
 	}
+	s.ops.providers.close()
 	return s.ops.audit.close()
 }

@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
@@ -73,6 +74,11 @@ type Options struct {
 	// TracerProvider makes the server's spans; nil is OpenTelemetry's
 	// global provider, which records nothing unless one was installed.
 	TracerProvider trace.TracerProvider
+	// Providers serve a guest's capability_call, by namespace ("mail"
+	// serves "mail.send"), beside the commands of [server.providers]; a
+	// guest reaches one only for a service its grant allows.
+	// ProviderTenant tells a provider whose call it is.
+	Providers map[string]host.ServiceProvider
 }
 
 // Server is an MCP server over an engine. It is safe for concurrent use.
@@ -299,7 +305,8 @@ func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) 
 		scope = registry.ScopeRun // a stateless request is a run of its own
 	}
 	run, err := s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants})
+		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
+		Services: s.ops.providers.forTenant(t.id)})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,243 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/testenv"
+	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server"
+)
+
+// capsPack is capcall.wat's three exports, each asking one service.
+const capsPack = `name: capspack
+version: 1.0.0
+modules:
+  - name: m
+    path: m.wasm
+    request:
+      services: [test.echo, test.fail, other.echo]
+    tools:
+      - {name: cap_send, export: send, description: Ask test.echo.}
+      - {name: cap_fail, export: fail, description: Ask test.fail.}
+      - {name: cap_other, export: other, description: Ask other.echo.}
+`
+
+// providerScript answers test.fail with an error and anything else with
+// the tenant it was asked for; it writes its process id to the file
+// named by its argument.
+const providerScript = `echo $$ > "$1"
+echo "provider up" >&2
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  tenant=$(printf '%s' "$line" | sed -n 's/.*"tenant":"\([^"]*\)".*/\1/p')
+  case "$line" in
+    *'"capability":"test.fail"'*) printf '{"id":%s,"error":{"code":"permission_denied","message":"refused by the provider"}}\n' "$id" ;;
+    *) printf '{"id":%s,"result":{"served_by":"command","tenant":"%s"}}\n' "$id" "$tenant" ;;
+  esac
+done
+`
+
+// newCapsServer serves capsPack, whose grant allows test.echo and
+// test.fail (and other.echo when other is set), with the providers of
+// toml and inGo.
+func newCapsServer(t *testing.T, toml string, inGo map[string]host.ServiceProvider, other bool) (*server.Server, *mcp.ClientSession) {
+	t.Helper()
+	dir := t.TempDir()
+	pack := filepath.Join(dir, "packs", "capspack")
+	os.MkdirAll(pack, 0o755)
+	wasm, err := os.ReadFile(filepath.Join("testdata", "capcall.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pack, "m.wasm"), wasm, 0o644)
+	os.WriteFile(filepath.Join(pack, "pack.yaml"), []byte(capsPack), 0o644)
+	granted := []string{"test.echo", "test.fail"}
+	if other {
+		granted = append(granted, "other.echo")
+	}
+	hub := server.NewEventHub(nil)
+	e, err := skillhost.Open(context.Background(), skillhost.Config{
+		StateDir: testenv.StateDir(), IndexPath: filepath.Join(dir, "index.db"), NoBundled: true, NoUserSources: true,
+		PackDirs: []string{filepath.Join(dir, "packs")}, Events: hub,
+		Grants: map[string]skillhost.Grant{"capspack": {Capabilities: granted}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Providers: inGo, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, opsClient(t, (&opsFixture{srv: srv}).serve(t), "")
+}
+
+// capResult is what a capcall tool outputs: the service's answer as the
+// host gave it to the guest.
+type capResult struct {
+	Output  json.RawMessage `json:"output"`
+	IsError bool            `json:"is_error"`
+	Error   *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func callCap(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) capResult {
+	t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res := opsCall(t, cs, tool, args)
+	if res.IsError {
+		t.Fatalf("%s failed: %+v", tool, res.Content[0])
+	}
+	var r capResult
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &r); err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return r
+}
+
+func TestProviderInGo(t *testing.T) {
+	var calls atomic.Int64
+	echo := host.ServiceProviderFunc(func(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+		calls.Add(1)
+		return json.Marshal(map[string]any{"id": id, "tenant": server.ProviderTenant(ctx), "args": args})
+	})
+	_, cs := newCapsServer(t, "", map[string]host.ServiceProvider{"test": echo}, true)
+
+	r := callCap(t, cs, "cap_send", map[string]any{"to": "ops@example.com"})
+	want := `{"args":{"to":"ops@example.com"},"id":"test.echo","tenant":"local"}`
+	if r.IsError || string(r.Output) != want {
+		t.Errorf("cap_send: %+v, want output %s", r, want)
+	}
+	// A namespace nobody serves, though granted: unavailable.
+	if r := callCap(t, cs, "cap_other", nil); !r.IsError || r.Error.Code != "unavailable" {
+		t.Errorf("cap_other: %+v, want unavailable", r)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the provider was asked %d times, want once", n)
+	}
+}
+
+// TestProviderNotGranted: a service the tool's grant does not allow never
+// reaches its provider.
+func TestProviderNotGranted(t *testing.T) {
+	var calls atomic.Int64
+	count := host.ServiceProviderFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		calls.Add(1)
+		return json.RawMessage(`true`), nil
+	})
+	_, cs := newCapsServer(t, "", map[string]host.ServiceProvider{"other": count}, false)
+	if r := callCap(t, cs, "cap_other", nil); !r.IsError || r.Error.Code != "permission_denied" || calls.Load() != 0 {
+		t.Errorf("cap_other without the grant: %+v after %d provider calls, want permission_denied and none", r, calls.Load())
+	}
+}
+
+func TestProviderCommand(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "provider.sh")
+	pidFile := filepath.Join(dir, "pid")
+	os.WriteFile(script, []byte(providerScript), 0o644)
+	toml := "[server.providers.test]\ncommand = [\"sh\", \"" + script + "\", \"" + pidFile + "\"]\ntimeout = \"10s\"\n"
+	srv, cs := newCapsServer(t, toml, nil, false)
+
+	r := callCap(t, cs, "cap_send", map[string]any{"text": "hi"})
+	if r.IsError || string(r.Output) != `{"served_by":"command","tenant":"local"}` {
+		t.Fatalf("cap_send through the command: %+v", r)
+	}
+	if r := callCap(t, cs, "cap_fail", nil); !r.IsError || r.Error.Code != "permission_denied" || r.Error.Message != "refused by the provider" {
+		t.Errorf("cap_fail: %+v, want the provider's error", r)
+	}
+	pid := readPid(t, pidFile)
+
+	// Killed, the command is started again by a later call.
+	syscall.Kill(pid, syscall.SIGKILL)
+	var again capResult
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if again = callCap(t, cs, "cap_send", nil); !again.IsError {
+			break
+		}
+		if again.Error.Code != "unavailable" {
+			t.Fatalf("while the provider is down: %+v, want unavailable", again)
+		}
+	}
+	if again.IsError {
+		t.Fatalf("the provider was not started again: %+v", again)
+	}
+	newPid := readPid(t, pidFile)
+	if newPid == pid {
+		t.Errorf("the provider answers with the process that was killed (%d)", pid)
+	}
+
+	// Close stops it.
+	srv.Close()
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(newPid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("provider %d still runs after Close", newPid)
+		}
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// TestProviderCommandBroken: a command that cannot start, or answers
+// nonsense, fails the call with unavailable, not the server.
+func TestProviderCommandBroken(t *testing.T) {
+	dir := t.TempDir()
+	liar := filepath.Join(dir, "liar.sh")
+	os.WriteFile(liar, []byte("read -r line; echo 'not json'; sleep 5\n"), 0o644)
+	for name, command := range map[string]string{
+		"missing":  `["` + filepath.Join(dir, "no-such-program") + `"]`,
+		"nonsense": `["sh", "` + liar + `"]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, cs := newCapsServer(t, "[server.providers.test]\ncommand = "+command+"\n", nil, false)
+			if r := callCap(t, cs, "cap_send", nil); !r.IsError || r.Error.Code != "unavailable" {
+				t.Errorf("cap_send: %+v, want unavailable", r)
+			}
+		})
+	}
+}
+
+func TestProviderConfigConflict(t *testing.T) {
+	f := newOpsFixture(t, opsFixtureOptions{})
+	cfg := mustParse(t, "[server.providers.test]\ncommand = [\"true\"]\n")
+	_, err := server.New(f.e, &server.Options{Config: cfg, Providers: map[string]host.ServiceProvider{
+		"test": host.ServiceProviderFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return nil, nil }),
+	}})
+	if err == nil {
+		t.Error("a namespace served both in Go and by a command was accepted")
+	}
+}
