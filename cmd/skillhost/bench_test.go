@@ -63,3 +63,69 @@ func BenchmarkWholeProcess(b *testing.B) {
 	b.ReportMetric(float64(mod.Microseconds())/1000, "module-ms")
 	b.ReportMetric(float64(pack)/float64(mod), "pack/module")
 }
+
+// BenchmarkWholeProcessKernels runs `skillhost call --module` as a user
+// does, warm compilation cache, on compute kernels of a standard-Go guest
+// and on a call that does nothing, against testdata/rawrun: the same
+// export in a bare wazero runtime with no interruption check at all. The
+// two alternate in each iteration; sk/raw is the ratio of the medians
+// (process start, loading, instantiation and the call, all included).
+func BenchmarkWholeProcessKernels(b *testing.B) {
+	dir := b.TempDir()
+	bin, raw := filepath.Join(dir, "skillhost"), filepath.Join(dir, "rawrun")
+	for _, build := range [][]string{{"-o", bin, "."}, {"-o", raw, "./testdata/rawrun"}} {
+		if out, err := exec.Command("go", append([]string{"build"}, build...)...).CombinedOutput(); err != nil {
+			b.Fatalf("building %s: %v\n%s", build[1], err, out)
+		}
+	}
+	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "SKILLHOST_CONFIG=")
+	module, err := filepath.Abs(filepath.Join("..", "..", "testdata", "guests", "go", "gobench", "gobench.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, name string, argv ...string) (time.Duration, string) {
+		cmd := exec.Command(name, argv...)
+		cmd.Env, cmd.Dir = env, dir
+		start := time.Now()
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("%s %q: %v", name, argv, err)
+		}
+		return time.Since(start), string(out)
+	}
+	for _, k := range []struct{ name, export, input string }{
+		{"noop", "noop", ""},
+		{"intloop", "intloop", "50000000"},
+		{"sort", "sort", "1000000"},
+		{"sha256", "sha256", "24576"},
+	} {
+		b.Run("kernel="+k.name, func(b *testing.B) {
+			sk := func() (time.Duration, string) {
+				return run(b, bin, "call", "--module", module, "--export", k.export, "--input", k.input)
+			}
+			rw := func() (time.Duration, string) {
+				return run(b, raw, filepath.Join(dir, "rawcache"), module, k.export, k.input)
+			}
+			_, want := rw() // compiles into the caches
+			if _, got := sk(); got != want {
+				b.Fatalf("skillhost: %q, raw wazero: %q", got, want)
+			}
+			var tsk, trw []time.Duration
+			for b.Loop() {
+				d, _ := sk()
+				tsk = append(tsk, d)
+				d, _ = rw()
+				trw = append(trw, d)
+			}
+			median := func(d []time.Duration) time.Duration {
+				s := slices.Clone(d)
+				slices.Sort(s)
+				return s[len(s)/2]
+			}
+			b.ReportMetric(float64(median(tsk).Microseconds())/1000, "skillhost-ms")
+			b.ReportMetric(float64(median(trw).Microseconds())/1000, "raw-ms")
+			b.ReportMetric(float64(median(tsk))/float64(median(trw)), "sk/raw")
+		})
+	}
+}
