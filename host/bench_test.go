@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -586,4 +587,64 @@ func (k *benchKernel) instantiate(ctx context.Context, rt wazero.Runtime, cm waz
 		}
 	}
 	return nil
+}
+
+// BenchmarkInstanceMemory measures what each additional live instance of a
+// standard-Go guest costs the process in resident memory: N callers at
+// once (N = 1, 4, 8) each hold an instance in a call that sleeps, in a new
+// host each time, and the process's resident set is read meanwhile and
+// after the host is closed and the memory given back (Linux only).
+// mb/instance is the growth from one instance to eight, per added instance.
+func BenchmarkInstanceMemory(b *testing.B) {
+	if _, err := os.Stat("/proc/self/statm"); err != nil {
+		b.Skip("needs /proc/self/statm")
+	}
+	wasm := fixture(b, "go/gohostile/gohostile.wasm")
+	rss := func() float64 {
+		debug.FreeOSMemory()
+		data, err := os.ReadFile("/proc/self/statm")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var size, resident int64
+		fmt.Sscan(string(data), &size, &resident)
+		return float64(resident*int64(os.Getpagesize())) / (1 << 20)
+	}
+	live := func(n int) float64 {
+		ctx := context.Background()
+		h, err := host.New(ctx, testConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close(ctx)
+		m, err := h.Load(ctx, wasm, host.LoadOptions{Name: "gohostile"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Call(ctx, "sleep", []byte("1ms"), nil); err != nil { // takes the snapshot
+			b.Fatal(err)
+		}
+		before := rss()
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := m.Call(ctx, "sleep", []byte("400ms"), nil); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		time.Sleep(250 * time.Millisecond)
+		during := rss()
+		wg.Wait()
+		return during - before
+	}
+	var one, eight float64
+	for b.Loop() {
+		one, eight = live(1), live(8)
+	}
+	b.ReportMetric(one, "1-MB")
+	b.ReportMetric(eight, "8-MB")
+	b.ReportMetric((eight-one)/7, "MB/instance")
 }
