@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -693,4 +694,59 @@ func withoutEcho(out string) string {
 	delete(m, "missing")
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// Every bundled skill is served whole through the extension: its
+// manifest's digests and sizes are those of what resources/read returns,
+// and its SKILL.md's frontmatter is the entry's. Over stdio, a local
+// tenant sees them all.
+func TestBundledSkillsOverMCP(t *testing.T) {
+	ctx := context.Background()
+	e, err := skillhost.Open(ctx, skillhost.Config{StateDir: testenv.StateDir(), IndexPath: filepath.Join(t.TempDir(), "index.db"),
+		NoUserSources: true, Operator: packs.DefaultConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	srv, err := server.New(e, &server.Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	go srv.ServeStdio(ctx, stdinR, stdoutW)
+	t.Cleanup(func() { stdinW.Close(); stdoutW.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "skills-test", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*skListParams, *skListResult](c, "skills/list"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: stdoutR, Writer: stdinW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	list, err := mcp.CallCustomMethod[*skListParams, *skListResult](ctx, cs, "skills/list", &skListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Skills) == 0 || len(list.Skills) != len(e.Skills()) {
+		t.Errorf("skills/list has %d skills, the engine %d", len(list.Skills), len(e.Skills()))
+	}
+	for _, entry := range list.Skills {
+		var manifest []skFile
+		if err := json.Unmarshal(entry.Resources, &manifest); err != nil {
+			t.Fatalf("%s: resources %s: %v", entry.URI, entry.Resources, err)
+		}
+		for _, m := range manifest {
+			data := contentBytes(read(t, cs, m.URI))
+			sum := sha256.Sum256(data)
+			if m.Digest != "sha256:"+hex.EncodeToString(sum[:]) || m.Size != int64(len(data)) {
+				t.Errorf("%s: manifest says %s %d bytes, read %x %d bytes", m.URI, m.Digest, m.Size, sum, len(data))
+			}
+		}
+		md := read(t, cs, entry.URI).Text
+		if !strings.HasPrefix(md, "---\n") || entry.Frontmatter["name"] == nil || entry.Frontmatter["description"] == nil {
+			t.Errorf("%s: frontmatter %v of\n%.200s", entry.URI, entry.Frontmatter, md)
+		}
+	}
 }
