@@ -74,6 +74,11 @@ type Options struct {
 	// MaxResultBytes caps a result shown to the model (default
 	// DefaultMaxResultBytes).
 	MaxResultBytes int
+	// Services are the capability providers by namespace: "mail" answers
+	// a guest's capability_call of "mail.send", "mail.list"… A run made
+	// without RunOptions.Services routes each call by the id's namespace
+	// (services.go); the provider's context carries the run (RunFrom).
+	Services map[string]host.ServiceProvider
 }
 
 // DefaultMaxResultBytes is the default cap of a tool result.
@@ -111,6 +116,9 @@ func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, erro
 		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if err := opts.Catalog.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkServices(opts.Services); err != nil {
 		return nil, err
 	}
 	r := &Registry{

@@ -103,8 +103,10 @@ type RunOptions struct {
 	// (see NarrowGrant). Packs not listed keep their effective grant.
 	Grants map[string]packs.PackGrant
 	// Services answers the capability_call of the run's Wasm tools (and
-	// of the tools they call); nil answers each with an error. The host
-	// asks it only for a service the calling tool's grant allows.
+	// of the tools they call); nil leaves them to the registry's providers
+	// (Options.Services), and with none either each is answered with an
+	// error. The host asks it only for a service the calling tool's grant
+	// allows.
 	Services host.ServiceProvider
 }
 
@@ -190,6 +192,9 @@ func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
 		run.onActivate = opts.OnActivate
 		run.grants = opts.Grants
 		run.services = opts.Services
+	}
+	if run.services == nil {
+		run.services = r.defaultServices(run)
 	}
 	if run.scope == "" {
 		run.scope = ScopeRun
