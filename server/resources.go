@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"slices"
@@ -291,5 +292,106 @@ func (ss *session) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	}
 	res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
 	res.TTLMs, res.CacheScope = listTTL, "private"
+	return res, nil
+}
+
+// dirMIMEType marks a directory resource: a skill's root or a folder in it.
+const dirMIMEType = "inode/directory"
+
+// readDirParams are the params of resources/directory/read.
+type readDirParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// readDirResult is the result of resources/directory/read.
+type readDirResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType"`
+	Resources  []*mcp.Resource `json:"resources"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+}
+
+// parseSkillDir splits the URI of a directory resource into the skill's
+// name and the folder's path in it ("" for the skill's root,
+// skill://<skill>).
+func parseSkillDir(uri string) (name, dir string, err error) {
+	if strings.HasPrefix(uri, skillScheme) && !strings.Contains(uri[len(skillScheme):], "/") {
+		name, _, err = parseSkillURI(uri + "/" + registry.SkillMDFile)
+		return name, "", err
+	}
+	if strings.HasSuffix(uri, "/") && len(uri) > len(skillScheme) {
+		return "", "", fmt.Errorf("%q ends in a slash; a directory's URI has none (skill://<skill>/<folder>)", truncate(uri))
+	}
+	return parseSkillURI(uri)
+}
+
+// readDirectory answers resources/directory/read: the files and folders
+// directly in a skill's root or one of its folders, by URI, page by page.
+// A URI naming no folder of a skill the tenant may use is "no directory is
+// served", whether the skill is missing or another tenant's.
+func (ss *session) readDirectory(_ context.Context, _ *mcp.ServerSession, p *readDirParams) (*readDirResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("resources/directory/read needs params.uri, the URI of a skill's root (skill://<skill>) or of a folder in it")
+	}
+	name, dir, err := parseSkillDir(p.URI)
+	if err != nil {
+		return nil, invalidParams("resources/directory/read: %v", err)
+	}
+	after := ""
+	if p.Cursor != "" {
+		if after, err = decodeCursor(p.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	notServed := invalidParams("no directory is served at %s", truncate(p.URI))
+	d, err := ss.skillDoc(name)
+	if errors.Is(err, registry.ErrNoSkillDoc) {
+		return nil, notServed
+	} else if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if dir != "" {
+		if _, isFile := d.File(dir); isFile {
+			return nil, invalidParams("%s is a file, not a directory resource; read it with resources/read", truncate(p.URI))
+		}
+		prefix = dir + "/"
+	}
+	found := dir == ""
+	children := map[string]*mcp.Resource{}
+	for _, k := range docResources(d) {
+		_, fp, _ := parseSkillURI(k.r.URI)
+		rest, ok := strings.CutPrefix(fp, prefix)
+		if !ok {
+			continue
+		}
+		found = true
+		if sub, _, nested := strings.Cut(rest, "/"); nested {
+			uri := skillURI(name, prefix+sub)
+			children[uri] = &mcp.Resource{URI: uri, Name: sub, MIMEType: dirMIMEType}
+		} else {
+			r := *k.r
+			r.Name = rest
+			children[r.URI] = &r
+		}
+	}
+	if !found {
+		return nil, notServed
+	}
+	uris := slices.Sorted(maps.Keys(children))
+	start := 0
+	for start < len(uris) && after != "" && uris[start] <= after {
+		start++
+	}
+	end := min(start+resourcePage, len(uris))
+	res := &readDirResult{ResultType: "complete", Resources: make([]*mcp.Resource, 0, end-start)}
+	for _, u := range uris[start:end] {
+		res.Resources = append(res.Resources, children[u])
+	}
+	if end < len(uris) {
+		res.NextCursor = encodeCursor(uris[end-1])
+	}
 	return res, nil
 }

@@ -34,13 +34,13 @@ const skillsPage = 50
 // resources (the skill files) and the Skills extension.
 func withSkills(c *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 	c.Resources = &mcp.ResourceCapabilities{}
-	c.AddExtension(SkillsExtension, map[string]any{})
+	c.AddExtension(SkillsExtension, map[string]any{"directoryRead": true})
 	return c
 }
 
 // addSkills makes the session serve its tenant's skills: resources/list,
 // resources/templates/list and resources/read of skill files, and the
-// extension's skills/list and skills/get.
+// extension's skills/list, skills/get and resources/directory/read.
 func (ss *session) addSkills() {
 	ss.srv.AddReceivingMiddleware(ss.resourcesMiddleware)
 	// Both names are outside the protocol's own methods, so adding them
@@ -49,6 +49,9 @@ func (ss *session) addSkills() {
 		panic(err)
 	}
 	if err := mcp.AddReceivingCustomMethod(ss.srv, "skills/get", ss.getSkill); err != nil {
+		panic(err)
+	}
+	if err := mcp.AddReceivingCustomMethod(ss.srv, "resources/directory/read", ss.readDirectory); err != nil {
 		panic(err)
 	}
 }

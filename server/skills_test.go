@@ -210,6 +210,9 @@ func (f *skFixture) connect(t *testing.T, key, version string) *mcp.ClientSessio
 	if err := mcp.AddSendingCustomMethod[*skGetParams, *skGetResult](c, "skills/get"); err != nil {
 		t.Fatal(err)
 	}
+	if err := mcp.AddSendingCustomMethod[*skDirParams, *skDirResult](c, "resources/directory/read"); err != nil {
+		t.Fatal(err)
+	}
 	tr := &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: skKeyTransport{key}}, MaxRetries: -1}
 	cs, err := c.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -748,5 +751,87 @@ func TestBundledSkillsOverMCP(t *testing.T) {
 		if !strings.HasPrefix(md, "---\n") || entry.Frontmatter["name"] == nil || entry.Frontmatter["description"] == nil {
 			t.Errorf("%s: frontmatter %v of\n%.200s", entry.URI, entry.Frontmatter, md)
 		}
+	}
+}
+
+type skDirParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type skDirResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType"`
+	Resources  []*mcp.Resource `json:"resources"`
+	NextCursor string          `json:"nextCursor"`
+}
+
+// resources/directory/read lists what is directly in a skill's root or
+// folder, folders as inode/directory; a file, another tenant's skill or a
+// path out of the skill is invalid params, the last two as for a missing
+// skill.
+func TestSkillDirectories(t *testing.T) {
+	f := newSkillsFixture(t, nil)
+	for _, version := range revisions {
+		t.Run(version, func(t *testing.T) {
+			ctx := context.Background()
+			cs := f.connect(t, skKeyA, version)
+			if got := cs.InitializeResult().Capabilities.Extensions[server.SkillsExtension]; !cmp.Equal(got, map[string]any{"directoryRead": true}) {
+				t.Errorf("extension settings %v, want directoryRead", got)
+			}
+			ls := func(uri string) ([]string, error) {
+				res, err := mcp.CallCustomMethod[*skDirParams, *skDirResult](ctx, cs, "resources/directory/read", &skDirParams{URI: uri})
+				if err != nil {
+					return nil, err
+				}
+				var out []string
+				for _, r := range res.Resources {
+					out = append(out, r.Name+" "+r.MIMEType+" "+r.URI)
+				}
+				return out, nil
+			}
+			root, err := ls("skill://alpha-guide")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{
+				"SKILL.md text/markdown skill://alpha-guide/SKILL.md",
+				"assets inode/directory skill://alpha-guide/assets",
+				"docs inode/directory skill://alpha-guide/docs",
+				"references inode/directory skill://alpha-guide/references",
+			}
+			if diff := cmp.Diff(want, root); diff != "" {
+				t.Errorf("the root (-want +got):\n%s", diff)
+			}
+			refs, err := ls("skill://alpha-guide/references")
+			if err != nil || !slices.Equal(refs, []string{"notes.md text/markdown skill://alpha-guide/references/notes.md"}) {
+				t.Errorf("references: %v %v", refs, err)
+			}
+			_, err = ls("skill://no-such")
+			missing := rpcError(t, err)
+			if missing.Code != jsonrpc.CodeInvalidParams || !strings.Contains(missing.Message, "no directory is served at skill://no-such") {
+				t.Errorf("a missing skill: %d %q", missing.Code, missing.Message)
+			}
+			for _, uri := range []string{"skill://beta-secret", "skill://beta-secret/references", "skill://hidden-notes",
+				"skill://alpha-guide/..", "skill://alpha-guide/%2e%2e", "skill://alpha-guide/references/.."} {
+				_, err := ls(uri)
+				got := rpcError(t, err)
+				if got.Code != missing.Code || got.Message != strings.Replace(missing.Message, "skill://no-such", uri, 1) {
+					t.Errorf("%s: %d %q, want what a missing skill gets", uri, got.Code, got.Message)
+				}
+			}
+			for uri, says := range map[string]string{
+				"skill://alpha-guide/references/notes.md": "is a file, not a directory",
+				"skill://alpha-guide/references/":         "ends in a slash",
+				"":                                        "needs params.uri",
+				"file:///etc":                             "not a skill URI",
+			} {
+				_, err := ls(uri)
+				if got := rpcError(t, err); got.Code != jsonrpc.CodeInvalidParams || !strings.Contains(got.Message, says) {
+					t.Errorf("%q: %d %q, want invalid params saying %q", uri, got.Code, got.Message, says)
+				}
+			}
+		})
 	}
 }
