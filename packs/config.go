@@ -57,7 +57,7 @@ const (
 )
 
 // topLevelKeys are the keys of the file, in the order messages list them.
-const topLevelKeys = "state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery, server, tenants"
+const topLevelKeys = "state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery, server, tenants, capabilities"
 
 // maxConfigBytes bounds what is read of a config file.
 const maxConfigBytes = 1 << 20
@@ -184,6 +184,9 @@ type Config struct {
 	// Tenants holds the [tenants.<id>] sections, in file order. With none,
 	// `skillhost serve` serves one local tenant without authentication.
 	Tenants []TenantConfig `json:"tenants,omitempty"`
+	// Capabilities holds the [capabilities] section: the external
+	// commands that serve a guest's capability_call, by namespace.
+	Capabilities CapabilitiesConfig `json:"capabilities,omitzero"`
 	// stateDirSet records that the file sets state_dir itself.
 	stateDirSet bool
 }
@@ -496,6 +499,8 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			r.server(c, kv)
 		case "tenants":
 			r.tenants(c, kv)
+		case "capabilities":
+			r.capabilities(c, kv)
 		default:
 			r.errorf(kv, "unknown key %q; expected one of %s", kv.key.String(), topLevelKeys)
 		}
