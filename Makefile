@@ -25,10 +25,10 @@ setup:
 build:
 	$(GO) build -o $(BIN) ./cmd/skillhost
 
-# The main job on the bundled defaults: describe and call a bundled tool.
+# The main job on the bundled defaults: serve the bundled pack over MCP
+# (streamable HTTP at http://127.0.0.1:8787/mcp) until interrupted.
 run: build
-	./$(BIN) show slugify
-	./$(BIN) call slugify '{"text":"Hello, Wasm World!"}'
+	./$(BIN) serve
 
 # What CI runs (.ci/run): every test under the race detector, then every
 # benchmark once so they keep compiling and running. TestEveryModuleLoads first
