@@ -624,7 +624,8 @@ func callText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 // No skill tool shows a tenant another tenant's skills, nor a hidden
 // pack's: skill_search (each search type), skill_get, skill_list,
-// list_skills, load_skill and read_skill_resource; the owner sees them.
+// list_skills, load_skill, read_skill_resource and run_skill_script; the
+// owner sees them.
 func TestSkillToolsTenantIsolation(t *testing.T) {
 	f := newSkillsFixture(t, nil)
 	type probe struct {
@@ -641,6 +642,7 @@ func TestSkillToolsTenantIsolation(t *testing.T) {
 			{"list_skills", map[string]any{}},
 			{"load_skill", map[string]any{"skill_name": skill}},
 			{"read_skill_resource", map[string]any{"skill_name": skill, "resource_name": "references/plan.md"}},
+			{"run_skill_script", map[string]any{"skill_name": skill, "script_name": "scripts/run.wasm"}},
 		}
 	}
 	for _, version := range revisions {
