@@ -103,7 +103,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"syntax", "[sources\nmax_depth = 1\n",
 			[]string{`skillhost.toml:1: invalid TOML: expected '.' or ']' to end table name, but got '\n' instead`}},
 		{"unknown top-level key", "colour = 1\n",
-			[]string{`skillhost.toml:1: unknown key "colour"; expected one of state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery`}},
+			[]string{`skillhost.toml:1: unknown key "colour"; expected one of state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery, server, tenants, capabilities`}},
 		{"wrong types in sources", "[sources]\nmax_depth = \"3\"\nbundled = 1\ninstalled = \"/opt\"\n", []string{
 			`skillhost.toml:2: sources.max_depth must be an integer, got string`,
 			`skillhost.toml:3: sources.bundled must be true or false, got integer`,
