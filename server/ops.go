@@ -50,6 +50,8 @@ type ops struct {
 	compiled  prometheus.Gauge
 	reloads   *prometheus.CounterVec
 	reloadDur prometheus.Histogram
+	capCalls  *prometheus.CounterVec
+	capTime   *prometheus.HistogramVec
 
 	// providers serve capability_call (providers.go).
 	providers *providers
@@ -67,6 +69,7 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 	if o.providers, err = newProviders(s.cfg.Server.Providers, opts.Providers, s.log); err != nil {
 		return nil, err
 	}
+	o.providers.observe = o.capability
 	if o.audit, err = openAuditLog(s.cfg.Server.AuditLog, stdout); err != nil {
 		return nil, err
 	}
@@ -107,6 +110,11 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		Help: "Reloads of the packs, by result (ok, error)."}, []string{"result"})
 	o.reloadDur = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "skillhost_reload_seconds",
 		Help: "Time of a reload of the packs, compilation of changed modules included.", Buckets: prometheus.DefBuckets})
+	o.capCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "skillhost_capability_calls_total",
+		Help: "Capability calls (a guest's capability_call) a provider served, by tenant, namespace and outcome (ok, error)."},
+		[]string{"tenant", "namespace", "outcome"})
+	o.capTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "skillhost_capability_call_duration_seconds",
+		Help: "Time of a capability call, by tenant and namespace.", Buckets: callBuckets}, []string{"tenant", "namespace"})
 	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "skillhost_ready",
 		Help: "1 when the server is ready (modules compiled and indexed, not draining), else 0."}, func() float64 {
 		if s.ready.Load() {
@@ -115,7 +123,7 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		return 0
 	})
 	o.reg.MustRegister(o.calls, o.errs, o.latency, o.instTime, o.fuel, o.search, o.refusals, o.compile, o.compiled,
-		o.reloads, o.reloadDur, ready,
+		o.reloads, o.reloadDur, o.capCalls, o.capTime, ready,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, id := range s.tenantIDs() {
 		t := s.tenants[id]
@@ -175,6 +183,19 @@ func (o *ops) call(ctx context.Context, e registry.Event) {
 			o.s.log.Error("audit log", "err", err)
 		}
 	}
+}
+
+// capability accounts a call the server's providers answered. The
+// namespace is that of a provider the server has (Options.Providers or
+// [server.providers]), so only the operator's names become label values.
+func (o *ops) capability(tenant, namespace string, err error, d time.Duration) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	tenant = o.tenantLabel(tenant)
+	o.capCalls.WithLabelValues(tenant, namespace, outcome).Inc()
+	o.capTime.WithLabelValues(tenant, namespace).Observe(d.Seconds())
 }
 
 // refused counts a call a tenant's quota refused.

@@ -37,6 +37,8 @@ const (
 type providers struct {
 	byNS map[string]host.ServiceProvider
 	cmds []*commandProvider
+	// observe, when set, is told of every call a provider answered.
+	observe func(tenant, namespace string, err error, d time.Duration)
 }
 
 func newProviders(cfg []packs.ProviderConfig, inGo map[string]host.ServiceProvider, log *slog.Logger) (*providers, error) {
@@ -101,7 +103,12 @@ func (ts tenantServices) CallService(ctx context.Context, id string, args json.R
 	if sp == nil {
 		return nil, &abi.Error{Code: abi.CodeUnavailable, Message: fmt.Sprintf("no provider serves %q on this server", id)}
 	}
-	return sp.CallService(context.WithValue(ctx, providerTenantKey{}, ts.tenant), id, args)
+	start := time.Now()
+	out, err := sp.CallService(context.WithValue(ctx, providerTenantKey{}, ts.tenant), id, args)
+	if ts.p.observe != nil {
+		ts.p.observe(ts.tenant, ns, err, time.Since(start))
+	}
+	return out, err
 }
 
 // commandProvider is a provider command the server starts on its first

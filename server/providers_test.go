@@ -54,7 +54,7 @@ done
 // newCapsServer serves capsPack, whose grant allows test.echo and
 // test.fail (and other.echo when other is set), with the providers of
 // toml and inGo.
-func newCapsServer(t *testing.T, toml string, inGo map[string]host.ServiceProvider, other bool) (*server.Server, *mcp.ClientSession) {
+func newCapsServer(t *testing.T, toml string, inGo map[string]host.ServiceProvider, other bool) (*server.Server, *mcp.ClientSession, string) {
 	t.Helper()
 	dir := t.TempDir()
 	pack := filepath.Join(dir, "packs", "capspack")
@@ -88,7 +88,8 @@ func newCapsServer(t *testing.T, toml string, inGo map[string]host.ServiceProvid
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return srv, opsClient(t, (&opsFixture{srv: srv}).serve(t), "")
+	ts := (&opsFixture{srv: srv}).serve(t)
+	return srv, opsClient(t, ts, ""), ts.URL
 }
 
 // capResult is what a capcall tool outputs: the service's answer as the
@@ -124,7 +125,7 @@ func TestProviderInGo(t *testing.T) {
 		calls.Add(1)
 		return json.Marshal(map[string]any{"id": id, "tenant": server.ProviderTenant(ctx), "args": args})
 	})
-	_, cs := newCapsServer(t, "", map[string]host.ServiceProvider{"test": echo}, true)
+	_, cs, url := newCapsServer(t, "", map[string]host.ServiceProvider{"test": echo}, true)
 
 	r := callCap(t, cs, "cap_send", map[string]any{"to": "ops@example.com"})
 	want := `{"args":{"to":"ops@example.com"},"id":"test.echo","tenant":"local"}`
@@ -138,6 +139,18 @@ func TestProviderInGo(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the provider was asked %d times, want once", n)
 	}
+	_, body := get(t, url+server.MetricsPath, "")
+	for _, want := range []string{
+		`skillhost_capability_calls_total{namespace="test",outcome="ok",tenant="local"} 1`,
+		`skillhost_capability_call_duration_seconds_count{namespace="test",tenant="local"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `namespace="other"`) {
+		t.Error("a namespace no provider serves became a label")
+	}
 }
 
 // TestProviderNotGranted: a service the tool's grant does not allow never
@@ -148,7 +161,7 @@ func TestProviderNotGranted(t *testing.T) {
 		calls.Add(1)
 		return json.RawMessage(`true`), nil
 	})
-	_, cs := newCapsServer(t, "", map[string]host.ServiceProvider{"other": count}, false)
+	_, cs, _ := newCapsServer(t, "", map[string]host.ServiceProvider{"other": count}, false)
 	if r := callCap(t, cs, "cap_other", nil); !r.IsError || r.Error.Code != "permission_denied" || calls.Load() != 0 {
 		t.Errorf("cap_other without the grant: %+v after %d provider calls, want permission_denied and none", r, calls.Load())
 	}
@@ -160,7 +173,7 @@ func TestProviderCommand(t *testing.T) {
 	pidFile := filepath.Join(dir, "pid")
 	os.WriteFile(script, []byte(providerScript), 0o644)
 	toml := "[server.providers.test]\ncommand = [\"sh\", \"" + script + "\", \"" + pidFile + "\"]\ntimeout = \"10s\"\n"
-	srv, cs := newCapsServer(t, toml, nil, false)
+	srv, cs, _ := newCapsServer(t, toml, nil, false)
 
 	r := callCap(t, cs, "cap_send", map[string]any{"text": "hi"})
 	if r.IsError || string(r.Output) != `{"served_by":"command","tenant":"local"}` {
@@ -223,7 +236,7 @@ func TestProviderCommandBroken(t *testing.T) {
 		"nonsense": `["sh", "` + liar + `"]`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, cs := newCapsServer(t, "[server.providers.test]\ncommand = "+command+"\n", nil, false)
+			_, cs, _ := newCapsServer(t, "[server.providers.test]\ncommand = "+command+"\n", nil, false)
 			if r := callCap(t, cs, "cap_send", nil); !r.IsError || r.Error.Code != "unavailable" {
 				t.Errorf("cap_send: %+v, want unavailable", r)
 			}
