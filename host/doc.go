@@ -48,7 +48,9 @@
 //
 // A call never sees what an earlier call left: kernel memory is zeroed,
 // vars and HTTP state are reset, memory and globals are restored from a
-// snapshot taken after initialisation, and an instance whose call changed
+// snapshot taken after initialisation (and LoadOptions.Warmup's calls, which
+// prepare it from the module's own inputs, never a caller's), and an
+// instance whose call changed
 // its WASI descriptor table, tables or segments, or closed it, is
 // discarded.
 //

@@ -17,10 +17,14 @@ import (
 // A call must not see anything an earlier call wrote, yet instantiating a Go
 // guest and running its runtime initialisation takes milliseconds. So for a
 // metered module (whose mutable globals the rewriter exports) the host keeps
-// the state of an instance right after initialisation — linear memory and
-// globals — and returns each instance to that state after a call, in place
-// of a new one: a memory copy instead of an instantiation. Host-side state
-// (kernel memory, vars, the last HTTP response, logs) is reset per call.
+// the state of an instance right after initialisation and its warm-up
+// calls (LoadOptions.Warmup) — linear memory and globals — and returns each
+// instance to that state after a call, in place of a new one; a new
+// instance takes that state too instead of running its initialisers. On
+// Linux the memory is a private mapping of the snapshot and a restore puts
+// back only the pages the call wrote (see mappedMemory); elsewhere it is
+// copied back whole. Host-side state (kernel memory, vars, the last HTTP
+// response, logs) is reset per call.
 //
 // An instance is discarded instead when the call trapped, timed out or hit
 // a limit, when its memory grew (wasm memory cannot shrink back), or after
