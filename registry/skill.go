@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -253,6 +254,9 @@ const DefaultMaxResourceBytes = 256 << 10
 type SkillSet struct {
 	opts SkillSetOptions
 	code map[string]*Skill
+	// skillMD caches the SKILL.md texts rawSkillMD read and checked, by
+	// *packs.SkillEntry (entries are immutable, one set per generation).
+	skillMD sync.Map
 }
 
 // NewSkillSet checks the programmatic skills and returns the set. Every

@@ -227,8 +227,21 @@ func (set *SkillSet) ReadDocFile(ctx context.Context, run *Run, d *SkillDoc, p s
 }
 
 // rawSkillMD reads a SKILL.md skill's file through its folder, and checks
-// that it still says what the loaded skill says.
+// that it still says what the loaded skill says. A text that passed is
+// kept: it is the loaded skill's whatever the file becomes.
 func (set *SkillSet) rawSkillMD(s skillRef) (string, error) {
+	if md, ok := set.skillMD.Load(s.file); ok {
+		return md.(string), nil
+	}
+	md, err := set.readSkillMD(s)
+	if err == nil {
+		set.skillMD.Store(s.file, md)
+	}
+	return md, err
+}
+
+// readSkillMD is rawSkillMD without the cache.
+func (set *SkillSet) readSkillMD(s skillRef) (string, error) {
 	unreadable := func(why string) error {
 		return fmt.Errorf("%w: SKILL.md of skill %q: %s", ErrSkillUnreadable, s.name, why)
 	}

@@ -837,3 +837,28 @@ func TestSkillDirectories(t *testing.T) {
 		})
 	}
 }
+
+// A SKILL.md edited after the skills were loaded is not served as the
+// loaded skill's: reads are an internal error asking for a reload, and
+// the listings leave the skill out, until the operator reloads.
+func TestSkillChangedSinceLoad(t *testing.T) {
+	f := newSkillsFixture(t, nil)
+	md := filepath.Join(f.dir, "alpha", "alpha-guide", "SKILL.md")
+	if err := os.WriteFile(md, []byte(strings.Replace(alphaGuideMD, "Read references", "Ignore references", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs := f.connect(t, skKeyA, revisions[0])
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://alpha-guide/SKILL.md"})
+	if got := rpcError(t, err); got.Code != jsonrpc.CodeInternalError || !strings.Contains(got.Message, "reloads") {
+		t.Errorf("reading a changed SKILL.md: %d %q, want an internal error asking for a reload", got.Code, got.Message)
+	}
+	_, err = mcp.CallCustomMethod[*skGetParams, *skGetResult](ctx, cs, "skills/get", &skGetParams{URI: "skill://alpha-guide/SKILL.md"})
+	if got := rpcError(t, err); got.Code != jsonrpc.CodeInternalError {
+		t.Errorf("skills/get of a changed skill: %d %q, want an internal error", got.Code, got.Message)
+	}
+	rs, _ := listURIs(t, cs)
+	if slices.ContainsFunc(rs, func(r *mcp.Resource) bool { return strings.HasPrefix(r.URI, "skill://alpha-guide/") }) {
+		t.Errorf("resources/list still lists the changed skill: %v", uris(rs))
+	}
+}
