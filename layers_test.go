@@ -8,7 +8,7 @@ import (
 
 // layerRank orders the layers of RATIONALE.md's "Project structure": a
 // package may import packages of a lower rank (and of its own layer).
-var layerRank = map[string]int{"abi": 0, "host": 1, "packs": 2, "index": 3, "registry": 4, "root": 7, "cmd": 8}
+var layerRank = map[string]int{"abi": 0, "host": 1, "packs": 2, "index": 3, "registry": 4, "root": 7, "server": 8, "cmd": 9}
 
 // layerOf names the layer of a package path inside the module: a layer,
 // "internal" (the shared helpers under internal/) or "guest" (code built
