@@ -33,6 +33,7 @@ const (
 	uffdFeatureWPAsync     = 1 << 15 // UFFD_FEATURE_WP_ASYNC
 
 	pagemapScan        = 0xc0606610 // _IOWR('f', 16, struct pm_scan_arg)
+	pmScanWPMatching   = 1 << 0
 	pmScanCheckWPAsync = 1 << 1
 	pageIsWritten      = 1 << 1
 
@@ -97,33 +98,51 @@ func (t *dirtyTracker) protect(start, end uint64) error {
 }
 
 // restore copies src over every page of dst written since it was last
-// protected, and protects those pages again. dst and src have one size.
+// protected, and protects those pages again: one scan lists them, and once
+// they are copied, one more protects them all (one flush of the other
+// cores' address translations, not one per run of pages).
 func (t *dirtyTracker) restore(dst, src []byte) error {
 	base := uint64(uintptr(unsafe.Pointer(&dst[0])))
 	end := base + uint64(len(dst))
 	// On the heap, which does not move, as the kernel writes it.
 	vec := new([scanRegions]pageRegion)
 	defer runtime.KeepAlive(vec)
+	first, last := end, base
 	for start := base; start < end; {
 		arg := pmScanArg{
 			size: uint64(unsafe.Sizeof(pmScanArg{})), flags: pmScanCheckWPAsync, start: start, end: end,
 			vec: uint64(uintptr(unsafe.Pointer(&vec[0]))), vecLen: scanRegions,
 			categoryMask: pageIsWritten, returnMask: pageIsWritten,
 		}
-		n, _, errno := syscall.Syscall(syscall.SYS_IOCTL, t.pagemap.Fd(), pagemapScan, uintptr(unsafe.Pointer(&arg)))
-		if errno != 0 {
-			return errno
+		n, err := t.scan(&arg)
+		if err != nil {
+			return err
 		}
 		for _, r := range vec[:n] {
 			copy(dst[r.start-base:r.end-base], src[r.start-base:r.end-base])
-			if err := t.protect(r.start, r.end); err != nil {
-				return err
-			}
+			first, last = min(first, r.start), max(last, r.end)
 		}
 		if arg.walkEnd <= start {
 			break
 		}
 		start = arg.walkEnd
 	}
-	return nil
+	if first >= last {
+		return nil
+	}
+	// Protect what was written in [first, last), reporting nothing.
+	arg := pmScanArg{
+		size: uint64(unsafe.Sizeof(pmScanArg{})), flags: pmScanWPMatching | pmScanCheckWPAsync, start: first, end: last,
+		categoryMask: pageIsWritten, returnMask: pageIsWritten,
+	}
+	_, err := t.scan(&arg)
+	return err
+}
+
+func (t *dirtyTracker) scan(arg *pmScanArg) (int, error) {
+	n, _, errno := syscall.Syscall(syscall.SYS_IOCTL, t.pagemap.Fd(), pagemapScan, uintptr(unsafe.Pointer(arg)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
