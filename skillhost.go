@@ -174,6 +174,13 @@ type Config struct {
 	// [tenants.<id>] section lists is that tenant's. skillhost serve's
 	// tenants see tools by the same rule.
 	PackTenant func(pack string) string
+	// Services are capability providers by namespace: "mail" answers a
+	// guest's capability_call of "mail.send", "mail.list"… beside the
+	// commands of the operator config's [capabilities.providers]
+	// sections (a namespace in both is an error). A guest reaches one
+	// only for a service its manifest requests and its grant allows (see
+	// ServiceProvider).
+	Services map[string]ServiceProvider
 }
 
 // Engine is the façade over one generation of loaded packs and skills
@@ -187,6 +194,7 @@ type Engine struct {
 	specs []packs.SourceSpec
 	host  *host.Host
 	idx   *index.Store
+	svc   engineServices // capability providers (services.go)
 
 	// cur is what the engine serves now; Reload swaps it whole.
 	cur      atomic.Pointer[loaded]
@@ -285,6 +293,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, op: op, specs: specs, host: h}
+	if err := e.openServices(); err != nil {
+		h.Close(ctx)
+		return nil, err
+	}
 	if !cfg.NoIndex {
 		// The built-in search tools read the index: it is opened first,
 		// and brought up to date once the registry exists.
@@ -327,6 +339,7 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	opts := registry.Options{
 		Host: e.host, Operator: e.op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
 		Policy: cfg.ToolPolicy, Natives: cfg.Tools, Catalog: cfg.Catalog, Events: cfg.Events,
+		Services: e.svc.services,
 	}
 	if opts.Builtins, err = e.builtins(cat); err != nil {
 		return nil, err
@@ -557,8 +570,10 @@ func (e *Engine) EndSession(tenant, session string) {
 	e.now().reg.EndSession(tenant, session)
 }
 
-// Close releases the engine's runtime and index.
+// Close stops the capability provider commands and releases the
+// engine's runtime and index.
 func (e *Engine) Close(ctx context.Context) error {
+	e.closeServices()
 	err := e.host.Close(ctx)
 	if e.idx != nil {
 		err = errors.Join(err, e.idx.Close())
