@@ -134,6 +134,7 @@ type commandProvider struct {
 	mu      sync.Mutex
 	proc    *providerProc
 	started time.Time
+	lastErr error // why the last start failed
 	closed  bool
 }
 
@@ -227,9 +228,13 @@ func (c *commandProvider) process() (*providerProc, error) {
 		return c.proc, nil
 	}
 	if wait := providerBackoff - time.Since(c.started); !c.started.IsZero() && wait > 0 {
-		return nil, fmt.Errorf("it stopped (%v) and is started again in %s", c.proc.deadErr(), wait.Round(time.Millisecond))
+		why := c.lastErr
+		if c.proc != nil {
+			why = c.proc.deadErr()
+		}
+		return nil, fmt.Errorf("it stopped (%v) and is started again in %s", why, wait.Round(time.Millisecond))
 	}
-	c.started = time.Now()
+	c.started, c.proc, c.lastErr = time.Now(), nil, nil
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -242,7 +247,10 @@ func (c *commandProvider) process() (*providerProc, error) {
 	cmd.Stderr = &stderrLog{c: c}
 	cmd.WaitDelay = time.Second // a child the command left holding stderr does not hold Wait
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", c.argv[0], err)
+		stdin.Close()
+		stdout.Close()
+		c.lastErr = fmt.Errorf("starting %s: %w", c.argv[0], err)
+		return nil, c.lastErr
 	}
 	p := &providerProc{cmd: cmd, stdin: stdin, waiting: map[uint64]chan providerAnswer{}, done: make(chan struct{})}
 	c.proc = p
