@@ -46,6 +46,9 @@ func mailBridge() {
 			fmt.Fprintln(os.Stderr, "bad request:", err)
 			continue
 		}
+		if strings.Contains(string(req.Args), `"hang"`) {
+			continue // never answered
+		}
 		if req.Tenant == "blocked" {
 			fmt.Printf(`{"id":%d,"error":{"code":"permission_denied","message":"no mail for this tenant"}}`+"\n", req.ID)
 			continue
@@ -257,5 +260,41 @@ env = { %s = "1", GORACE = "atexit_sleep_ms=0", MAIL_TOKEN = "from-the-config" }
 		if time.Now().After(end) {
 			t.Fatalf("provider %d still runs after Engine.Close", got.PID)
 		}
+	}
+}
+
+// A command that never answers cannot hold a call past the tool's own
+// deadline, however long the provider's timeout.
+func TestServicesCommandHeldToTheCallDeadline(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := operator(t, fmt.Sprintf(`
+[limits]
+timeout = "400ms"
+
+[packs.mailer]
+services = ["mail.send"]
+
+[capabilities.providers.mail]
+command = [%q, "-test.run=^$"]
+timeout = "10m"
+env = { %s = "1", GORACE = "atexit_sleep_ms=0" }
+`, exe, mailProviderEnv))
+	e := open(t, skillhost.Config{PackDirs: []string{writePack(t, mailPack, "wat/capability.wasm", "m.wasm")}, NoBundled: true, Operator: op})
+	if res, err := e.Call(context.Background(), "send", json.RawMessage(`{}`), nil); err != nil || res.IsError {
+		t.Fatalf("a first call that is answered: %+v, %v", res, err)
+	}
+	begin := time.Now()
+	res, err := e.Call(context.Background(), "send", json.RawMessage(`{"hang":true}`), nil)
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("the call took %v with a 400ms deadline", d)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Output), `"timeout"`) && (res.Error == nil || res.Error.Code != abi.CodeTimeout) {
+		t.Errorf("result %+v (output %s), want a timeout", res.Error, res.Output)
 	}
 }
