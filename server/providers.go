@@ -188,14 +188,29 @@ func (c *commandProvider) CallService(ctx context.Context, id string, args json.
 	if err != nil {
 		return nil, &abi.Error{Code: abi.CodeInvalidInput, Message: fmt.Sprintf("the arguments for %s are not JSON: %v", id, err)}
 	}
-	p.wmu.Lock()
-	_, err = p.stdin.Write(append(line, '\n'))
-	p.wmu.Unlock()
-	if err != nil {
-		return nil, &abi.Error{Code: abi.CodeUnavailable, Message: fmt.Sprintf("provider %s: writing the request: %v", c.ns, err)}
-	}
 	timer := time.NewTimer(c.timeout)
 	defer timer.Stop()
+	// A command that stops reading its input would block the write, and
+	// every call after it: past the timeout it is killed, which ends the
+	// write.
+	written := make(chan error, 1)
+	go func() {
+		p.wmu.Lock()
+		_, err := p.stdin.Write(append(line, '\n'))
+		p.wmu.Unlock()
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		if err != nil {
+			return nil, &abi.Error{Code: abi.CodeUnavailable, Message: fmt.Sprintf("provider %s: writing the request: %v", c.ns, err)}
+		}
+	case <-timer.C:
+		p.cmd.Process.Kill()
+		return nil, &abi.Error{Code: abi.CodeTimeout, Message: fmt.Sprintf("provider %s did not read the request for %s within %s; it is stopped", c.ns, id, c.timeout)}
+	case <-ctx.Done():
+		return nil, &abi.Error{Code: abi.CodeTimeout, Message: fmt.Sprintf("the call ended before provider %s read %s", c.ns, id)}
+	}
 	select {
 	case a := <-ch:
 		if a.Error != nil {
@@ -277,9 +292,10 @@ func (c *commandProvider) read(p *providerProc, stdout io.Reader) {
 		}
 		p.mu.Lock()
 		ch := p.waiting[a.ID]
+		delete(p.waiting, a.ID) // a second answer to the same id finds no one
 		p.mu.Unlock()
 		if ch != nil {
-			ch <- a // buffered; the call took it from waiting before anyone else can answer
+			ch <- a // buffered, and sent once
 		}
 	}
 	if why == nil {

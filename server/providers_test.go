@@ -258,3 +258,39 @@ func TestProviderConfigConflict(t *testing.T) {
 		t.Error("a namespace served both in Go and by a command was accepted")
 	}
 }
+
+// TestProviderCommandMisbehaves: a command that never answers, one that
+// stops reading its input, and one that answers twice cost the calls
+// their timeout at most, and never the calls after them.
+func TestProviderCommandMisbehaves(t *testing.T) {
+	dir := t.TempDir()
+	scripts := map[string]string{
+		"silent": "while IFS= read -r line; do :; done\n",
+		"deaf":   "exec sleep 30\n",
+		"twice": `while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  printf '{"id":%s,"result":1}\n{"id":%s,"result":2}\n' "$id" "$id"
+done
+`,
+	}
+	big := map[string]any{"text": strings.Repeat("x", 256<<10)} // more than a pipe holds
+	for name, script := range scripts {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".sh")
+			os.WriteFile(path, []byte(script), 0o644)
+			_, cs, _ := newCapsServer(t, "[server.providers.test]\ncommand = [\"sh\", \""+path+"\"]\ntimeout = \"300ms\"\n", nil, false)
+			switch name {
+			case "silent", "deaf":
+				if r := callCap(t, cs, "cap_send", big); !r.IsError || r.Error.Code != "timeout" {
+					t.Errorf("cap_send: %+v, want timeout", r)
+				}
+			case "twice":
+				for i := range 3 {
+					if r := callCap(t, cs, "cap_send", nil); r.IsError || string(r.Output) != "1" {
+						t.Errorf("call %d: %+v, want the first answer, 1", i, r)
+					}
+				}
+			}
+		})
+	}
+}
