@@ -51,10 +51,14 @@ func (e *Engine) runScope(rc registry.RunContext) index.Scope {
 // the run's, as the index's searches decide for skill_search; a hidden
 // pack's skills are no run's.
 func (e *Engine) skillVisible(cat *packs.Catalog) func(rc registry.RunContext, skill string) bool {
+	goSkills := map[string]bool{}
+	for _, sk := range e.cfg.GoSkills {
+		goSkills[sk.Name] = true
+	}
 	return func(rc registry.RunContext, name string) bool {
 		se, ok := cat.Skill(name)
-		if !ok {
-			return true // a Go skill: no scope
+		if !ok || goSkills[name] {
+			return true // a Go skill (one replaces a file skill of its name): no scope, as in the index
 		}
 		sc, ok := e.skillScope(se.Skill.Pack)
 		if !ok {

@@ -84,3 +84,39 @@ func TestPackTenantSkills(t *testing.T) {
 		e.Close(context.Background())
 	}
 }
+
+// A Go skill that replaces an owned pack's file skill of its name is the
+// embedder's: every tenant's skill tools serve it, as the index does,
+// rather than only the pack owner's.
+func TestGoSkillReplacingOwnedSkill(t *testing.T) {
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "alpha", "alpha-guide", "SKILL.md")
+	os.MkdirAll(filepath.Dir(skill), 0o755)
+	os.WriteFile(skill, []byte("---\nname: alpha-guide\ndescription: The file skill.\n---\n\nFile.\n"), 0o644)
+	toml := "[tenants.a]\napi_keys = [\"" + packs.HashKey("key-a") + "\"]\npacks = [\"alpha\"]\n" +
+		"[tenants.b]\napi_keys = [\"" + packs.HashKey("key-b") + "\"]\n"
+	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := skillhost.Open(context.Background(), skillhost.Config{Operator: cfg, StateDir: dir,
+		NoBundled: true, NoUserSources: true, PackDirs: []string{filepath.Join(dir, "alpha")},
+		GoSkills: []skillhost.Skill{{Name: "alpha-guide", Description: "The Go skill.", Instructions: "Go."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	for _, tenant := range []string{"a", "b"} {
+		run, err := e.NewRun(skillhost.RunContext{Tenant: tenant}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := run.Call(context.Background(), "load_skill", json.RawMessage(`{"skill_name":"alpha-guide"}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError || !strings.Contains(string(res.Output), "The Go skill.") {
+			t.Errorf("tenant %s: load_skill = %s, want the Go skill", tenant, res.Output)
+		}
+	}
+}
