@@ -98,14 +98,15 @@ func TestFreshStateFollowsTheGrant(t *testing.T) {
 
 // A restore brings back every byte of memory and every global however much
 // of the memory the call wrote: one page, every page, every page of a grown
-// memory, or none; calls run at once from several goroutines, so that new
-// instances restored from the snapshot without initialisation serve some
-// of them. Every call must find the memory as the first call found it.
+// memory, pages the host filled (WASI random_get), or none; calls run at
+// once from several goroutines, so that new instances restored from the
+// snapshot without initialisation serve some of them. Every call must find
+// the memory as the first call found it.
 func TestRestoreAfterDirtyingPages(t *testing.T) {
 	h := newHost(t, testConfig())
 	m := load(t, h, "wat/pages.wasm")
 	want := mustCall(t, m, "touch_none", "", host.Grant{})
-	exports := []string{"touch_one", "touch_all", "grow", "touch_none"}
+	exports := []string{"touch_one", "touch_all", "grow", "random", "touch_none"}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -139,6 +140,15 @@ func TestRestoreAfterDirtyingPages(t *testing.T) {
 	second, err := p.Call(t.Context(), "touch_one", nil)
 	if err != nil || string(second.Output) == want {
 		t.Fatalf("pool's second call found fresh memory: %q, %v", second.Output, err)
+	}
+	// random's writes reach memory (so the fresh calls above restored them).
+	third, err := p.Call(t.Context(), "random", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fourth, err := p.Call(t.Context(), "random", nil)
+	if err != nil || string(fourth.Output) == string(third.Output) {
+		t.Fatalf("random_get changed nothing in memory: %q then %q, %v", third.Output, fourth.Output, err)
 	}
 }
 

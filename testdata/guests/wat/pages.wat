@@ -6,6 +6,8 @@
 ;;   touch_one:  one byte in one 4 KiB page;
 ;;   touch_all:  a word in every 4 KiB page, the last one included;
 ;;   grow:       grows the memory by two pages, then writes as touch_all;
+;;   random:     fills 8 KiB with WASI random_get, which the host writes
+;;               into memory (on Linux the kernel may write it directly);
 ;;   touch_none: nothing but the global.
 ;; Every export also adds 1 to $calls.
 ;; Build: make -C testdata/guests (runs: wat2wasm wat/pages.wat -o wat/pages.wasm).
@@ -13,6 +15,7 @@
   (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
   (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
   (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
+  (import "wasi_snapshot_preview1" "random_get" (func $random_get (param i32 i32) (result i32)))
   (memory (export "memory") 16)
   (global $calls (mut i64) (i64.const 0))
   (data (i32.const 196608) "seed bytes that a restore must bring back")
@@ -86,4 +89,9 @@
     (call $output_u64 (call $checksum))
     (drop (memory.grow (i32.const 2)))
     (call $scribble)
+    (i32.const 0))
+
+  (func (export "random") (result i32)
+    (call $output_u64 (call $checksum))
+    (drop (call $random_get (i32.const 300000) (i32.const 8192)))
     (i32.const 0)))
