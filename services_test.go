@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
@@ -22,7 +23,10 @@ import (
 // mailProviderEnv makes the test binary a provider command (mailBridge).
 const mailProviderEnv = "SKILLHOST_TEST_MAIL_BRIDGE"
 
+// TestMain lets the test binary serve as a provider command, and as the
+// worker process of calls under process isolation.
 func TestMain(m *testing.M) {
+	host.ServeWorkerIfChild()
 	if os.Getenv(mailProviderEnv) == "1" {
 		mailBridge()
 		os.Exit(0)
@@ -296,5 +300,30 @@ env = { %s = "1", GORACE = "atexit_sleep_ms=0" }
 	}
 	if !strings.Contains(string(res.Output), `"timeout"`) && (res.Error == nil || res.Error.Code != abi.CodeTimeout) {
 		t.Errorf("result %+v (output %s), want a timeout", res.Error, res.Output)
+	}
+}
+
+// Under process isolation the guest runs in a worker process; its
+// capability_call comes back to the engine's provider, with the run.
+func TestServicesUnderProcessIsolation(t *testing.T) {
+	mail := skillhost.ServiceProviderFunc(func(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+		run := skillhost.RunFrom(ctx)
+		if run == nil {
+			return nil, &abi.Error{Code: abi.CodeInternal, Message: "no run in the provider's context"}
+		}
+		return json.Marshal(map[string]string{"tenant": run.Context().Tenant, "id": id, "args": string(args)})
+	})
+	op := operator(t, tenantsTOML+"[sandbox]\nisolation = \"process\"\n")
+	e := open(t, skillhost.Config{PackDirs: []string{writePack(t, mailPack, "wat/capability.wasm", "m.wasm")}, NoBundled: true,
+		Operator: op, Services: map[string]skillhost.ServiceProvider{"mail": mail}})
+	if tool, err := e.Tool("send"); err != nil || tool.Isolation != host.IsolationProcess {
+		t.Fatalf("send: %v, isolation %v", err, tool)
+	}
+	tr := sendResult(t, tenantRun(t, e, op, "acme"), `{"to":"ops@example.com"}`)
+	if tr.IsError || string(tr.Output) != `{"args":"{\"to\":\"ops@example.com\"}","id":"mail.send","tenant":"acme"}` {
+		t.Errorf("acme: %+v (%s)", tr, tr.Output)
+	}
+	if tr := sendResult(t, tenantRun(t, e, op, "narrow"), `{}`); !tr.IsError || tr.Error.Code != abi.CodePermissionDenied {
+		t.Errorf("narrow: %+v, want permission_denied", tr)
 	}
 }
