@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os/exec"
 	"time"
 
 	"github.com/skillhost/skillhost/host"
@@ -83,6 +84,20 @@ func (e *Engine) openServices() error {
 	}
 	e.svc.services = svcs
 	return nil
+}
+
+// serviceProblems reports the provider commands that cannot be started
+// now (the program is not found or not executable): their calls would
+// fail. It is checked at each load, so a reload after installing the
+// program clears it.
+func (e *Engine) serviceProblems() []error {
+	var out []error
+	for _, pc := range e.op.Capabilities.EnabledProviders() {
+		if _, err := exec.LookPath(pc.Command[0]); err != nil {
+			out = append(out, fmt.Errorf("[capabilities.providers.%s]: command %q cannot be started (%v); its %s.* capabilities fail until it can", pc.Namespace, pc.Command[0], err, pc.Namespace))
+		}
+	}
+	return out
 }
 
 // closeServices stops the provider commands.

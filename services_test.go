@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,34 @@ func TestServicesInGo(t *testing.T) {
 		Operator: operator(t, ""), Services: map[string]skillhost.ServiceProvider{"mail": mail}})
 	if res, err := bare.Call(context.Background(), "send", nil, nil); err != nil || !strings.Contains(string(res.Output), "permission_denied") {
 		t.Errorf("ungranted: %+v, %v", res, err)
+	}
+}
+
+// A provider command that cannot be started is one of the engine's
+// problems, and its calls fail with unavailable naming the program.
+func TestServicesMissingCommand(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-bridge")
+	op := operator(t, fmt.Sprintf("[packs.mailer]\nservices = [\"mail.send\"]\n[capabilities.providers.mail]\ncommand = [%q]\n", missing))
+	e := open(t, skillhost.Config{PackDirs: []string{writePack(t, mailPack, "wat/capability.wasm", "m.wasm")}, NoBundled: true, Operator: op})
+	if p := e.Problems(); len(p) != 1 || !strings.Contains(p[0].Error(), "no-such-bridge") {
+		t.Errorf("problems %v, want the missing command", p)
+	}
+	res, err := e.Call(context.Background(), "send", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr abi.ToolResult
+	if json.Unmarshal(res.Output, &tr) != nil || tr.Error == nil || tr.Error.Code != abi.CodeUnavailable || !strings.Contains(tr.Error.Message, "no-such-bridge") {
+		t.Errorf("send: %s, want unavailable naming the program", res.Output)
+	}
+	// A disabled section is neither a problem nor a provider.
+	op = operator(t, fmt.Sprintf("[packs.mailer]\nservices = [\"mail.send\"]\n[capabilities.providers.mail]\ncommand = [%q]\nenabled = false\n", missing))
+	e = open(t, skillhost.Config{PackDirs: []string{writePack(t, mailPack, "wat/capability.wasm", "m.wasm")}, NoBundled: true, Operator: op})
+	if p := e.Problems(); len(p) != 0 {
+		t.Errorf("problems %v with the section disabled", p)
+	}
+	if res, _ := e.Call(context.Background(), "send", nil, nil); !strings.Contains(string(res.Output), "unavailable") {
+		t.Errorf("send with the provider disabled: %s", res.Output)
 	}
 }
 

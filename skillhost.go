@@ -362,6 +362,7 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	}
 	l.reg = reg
 	l.problems = append(l.problems, reg.Problems()...)
+	l.problems = append(l.problems, e.serviceProblems()...)
 	l.packs = reg.Packs()
 	if l.run, err = reg.NewRun(registry.RunContext{Tenant: cfg.Scope.TenantID, Project: cfg.Scope.ProjectID, Session: "engine"}, nil); err != nil {
 		return nil, err
