@@ -314,8 +314,7 @@ func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) 
 	ss.srv = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: s.version}, &mcp.ServerOptions{
 		Logger: s.sdkLog,
 		Capabilities: withSkills(&mcp.ServerCapabilities{
-			Tools:   &mcp.ToolCapabilities{ListChanged: id != ""},
-			Logging: &mcp.LoggingCapabilities{},
+			Tools: &mcp.ToolCapabilities{ListChanged: id != ""},
 		}),
 		GetSessionID: func() string { return id },
 		Instructions: "Tools are loaded on demand: call tool_search to find one that is not listed, then call it by name. Skills are found with skill_search and read with skill_get.",
