@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"strings"
+	"strconv"
 	"sync"
 
 	"github.com/tetratelabs/wazero/api"
@@ -99,20 +99,31 @@ func (c *compiled) snapshottable() bool {
 // the environment and the memory cap. Calls whose grants agree on these can
 // share restored instances; everything else is set per call.
 func profile(g Grant, limits Limits) string {
-	var b strings.Builder
+	// Built without fmt: it is computed on every call.
+	b := make([]byte, 0, 24)
 	for _, m := range g.Mounts {
-		fmt.Fprintf(&b, "m%q%q%v;", m.HostPath, cleanGuest(m.GuestPath), m.ReadOnly)
+		b = append(b, 'm')
+		b = strconv.AppendQuote(b, m.HostPath)
+		b = strconv.AppendQuote(b, cleanGuest(m.GuestPath))
+		b = strconv.AppendBool(b, m.ReadOnly)
+		b = append(b, ';')
 	}
-	names := make([]string, 0, len(g.Env))
-	for k := range g.Env {
-		names = append(names, k)
+	if len(g.Env) > 0 {
+		names := make([]string, 0, len(g.Env))
+		for k := range g.Env {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			b = append(b, 'e')
+			b = strconv.AppendQuote(b, k)
+			b = strconv.AppendQuote(b, g.Env[k])
+			b = append(b, ';')
+		}
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		fmt.Fprintf(&b, "e%q%q;", k, g.Env[k])
-	}
-	fmt.Fprintf(&b, "M%d", limits.MaxMemoryBytes)
-	return b.String()
+	b = append(b, 'M')
+	b = strconv.AppendUint(b, limits.MaxMemoryBytes, 10)
+	return string(b)
 }
 
 func (m *Module) freshPool(key string) *freshPool {
