@@ -422,3 +422,56 @@ func TestCloseKillsACommandThatDoesNotExit(t *testing.T) {
 		t.Errorf("events %q: want the command killed", rec.evs)
 	}
 }
+
+// Calls from many goroutines while the command keeps crashing: each ends,
+// with an answer or unavailable, and none waits past its timeout.
+func TestHammerWithCrashes(t *testing.T) {
+	p, _ := start(t, func(o *provider.Options) { o.Timeout = 5 * time.Second; o.MaxBackoff = 10 * time.Millisecond })
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	served, failed := 0, 0
+	stop := make(chan struct{})
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				out, err := p.Call(ctx, "t.echo", json.RawMessage(fmt.Sprintf(`{"g":%d,"i":%d}`, g, i)), "")
+				mu.Lock()
+				if err == nil {
+					served++
+					if !strings.Contains(string(out), fmt.Sprintf(`{"g":%d,"i":%d}`, g, i)) {
+						t.Errorf("call %d/%d got another call's answer: %s", g, i, out)
+					}
+				} else {
+					failed++
+					var ae *abi.Error
+					if !errors.As(err, &ae) || ae.Code != abi.CodeUnavailable {
+						t.Errorf("call %d/%d: %v, want an answer or unavailable", g, i, err)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for range 3 {
+		time.Sleep(30 * time.Millisecond)
+		p.Call(ctx, "t.crash", nil, "")
+	}
+	time.Sleep(30 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d calls served, %d failed with the crashes", served, failed)
+	if served == 0 {
+		t.Errorf("no call served (%d failed)", failed)
+	}
+	if _, err := p.Call(ctx, "t.echo", nil, ""); err != nil {
+		t.Errorf("after the crashes: %v", err)
+	}
+}
