@@ -74,7 +74,8 @@ type SinkFunc func(ctx context.Context, e Event)
 func (f SinkFunc) Event(ctx context.Context, e Event) { f(ctx, e) }
 
 // SlogSink writes each event as a log record at level Info (Debug for
-// EventToolCall), with the event's fields and run as attributes.
+// EventToolCall and EventCapabilityCall, made by every call), with the
+// event's fields and run as attributes.
 type SlogSink struct{ Logger *slog.Logger }
 
 // Event logs e.
@@ -84,7 +85,7 @@ func (s SlogSink) Event(ctx context.Context, e Event) {
 		l = slog.Default()
 	}
 	level := slog.LevelInfo
-	if e.Name == EventToolCall {
+	if e.Name == EventToolCall || e.Name == EventCapabilityCall { // one per call
 		level = slog.LevelDebug
 	}
 	if !l.Enabled(ctx, level) {

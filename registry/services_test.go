@@ -1,9 +1,11 @@
 package registry_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -210,5 +212,18 @@ func TestBadServices(t *testing.T) {
 	}
 	if got := strings.Join(reg.Services(), ","); got != "cal,mail" {
 		t.Errorf("Services() = %s", got)
+	}
+}
+
+// A capability_call event is made by every call: the default sink logs it
+// at Debug, like a tool call, not at Info.
+func TestSlogSinkLogsCapabilityCallsAtDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var buf bytes.Buffer
+		sink := registry.SlogSink{Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level}))}
+		sink.Event(context.Background(), registry.Event{Name: registry.EventCapabilityCall, Fields: map[string]any{"capability": "mail.send", "outcome": "ok"}})
+		if logged := strings.Contains(buf.String(), `"capability":"mail.send"`); logged != (level == slog.LevelDebug) {
+			t.Errorf("at level %v: logged %q", level, buf.String())
+		}
 	}
 }
