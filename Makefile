@@ -9,7 +9,7 @@ GUESTS   := ./guests/go/... ./packs/bundled/modules/...
 BENCH    ?= .
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short rust-test bench check eval fuzz guests tinygo setup clean
+.PHONY: all build run test test-short rust-test guide bench check eval fuzz guests tinygo setup clean
 
 all: build
 
@@ -34,11 +34,10 @@ run: build
 # benchmark once so they keep compiling and running. TestEveryModuleLoads first
 # compiles the guests into the tests' shared cache without the race
 # detector, which would make compiling them take minutes.
-# SKILLHOST_REQUIRE_TOOLCHAINS: the guide's TinyGo and Rust steps fail
-# rather than skip when their toolchain is missing (setup installs both).
 test: setup rust-test
 	$(GO) test -count=1 -run TestEveryModuleLoads ./internal/testenv
-	SKILLHOST_REQUIRE_TOOLCHAINS=1 $(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 $(PKGS)
+	$(MAKE) guide
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
 	$(MAKE) fuzz FUZZTIME=30s
 
@@ -62,6 +61,13 @@ check: setup
 	GOOS=wasip1 GOARCH=wasm "$$($(GO) env GOPATH)/bin/staticcheck" $(GUESTS)
 	$(GO) mod tidy -diff
 	@test -z "$$(git status --porcelain | tee /dev/stderr)" || (echo "check: the tree is not clean" && exit 1)
+
+# The guest guide, guests/README.md: every command of it, in a fresh
+# folder (skillhost init and make test in Go, TinyGo and Rust). Its TinyGo
+# and Rust steps fail rather than skip when the toolchain is missing
+# (setup installs both).
+guide: setup
+	SKILLHOST_RUN_GUIDE=1 SKILLHOST_REQUIRE_TOOLCHAINS=1 $(GO) test -count=1 -timeout 30m -run '^TestGuide$$' ./cmd/skillhost
 
 # The Rust guest crates' own tests, natively: the SDK (its typed layer's
 # derive and describe golden file included) and the bundled Rust module.
