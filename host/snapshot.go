@@ -214,10 +214,9 @@ func (fp *freshPool) take(in *instance) error {
 // warmUp runs the module's warm-up calls in the instance, still counted as
 // its initialisation, with nothing of the call it was made for: no tool
 // dispatcher, service provider, log sink, config values or network; then
-// drops what they
-// left outside linear memory and globals (output, logs, vars, the last
-// HTTP response). It fails when a call fails or changes the WASI
-// descriptor table.
+// drops what they left outside linear memory and globals (output, logs,
+// vars, the last HTTP response). It fails when a call fails or changes the
+// WASI descriptor table.
 func (in *instance) warmUp() error {
 	tools, services, onLog, hosts, config := in.tools, in.services, in.onLog, in.grant.AllowedHosts, in.grant.Config
 	in.tools, in.services, in.onLog, in.grant.AllowedHosts, in.grant.Config = nil, nil, nil, nil, nil
