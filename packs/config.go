@@ -1004,10 +1004,20 @@ func (r *tomlReader) skillSection(sec tomlValue, defaults bool) (SkillConfig, bo
 }
 
 func (r *tomlReader) packs(c *Config, kv tomlValue) {
-	sections, ok := r.table(kv, "a table of [packs.<name>] sections")
-	if !ok {
-		return
+	if g := r.packGrants(kv, "a table of [packs.<name>] sections"); g != nil {
+		c.Packs = g
 	}
+}
+
+// packGrants reads a table of pack sections by pack name: [packs.<name>],
+// or a tenant's [tenants.<id>.grants.<name>]. It returns nil when there
+// are none.
+func (r *tomlReader) packGrants(kv tomlValue, want string) map[string]PackGrant {
+	sections, ok := r.table(kv, want)
+	if !ok {
+		return nil
+	}
+	var out map[string]PackGrant
 	for _, sec := range sections {
 		name := sec.key.last()
 		if !nameRE.MatchString(name) {
@@ -1018,11 +1028,12 @@ func (r *tomlReader) packs(c *Config, kv tomlValue) {
 		if !ok {
 			continue
 		}
-		if c.Packs == nil {
-			c.Packs = map[string]PackGrant{}
+		if out == nil {
+			out = map[string]PackGrant{}
 		}
-		c.Packs[name] = g
+		out[name] = g
 	}
+	return out
 }
 
 func defaultGrant() PackGrant {

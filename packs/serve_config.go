@@ -270,25 +270,7 @@ func (r *tomlReader) tenant(sec tomlValue) (TenantConfig, bool) {
 		case "quotas":
 			t.Quotas = r.quotas(k)
 		case "grants":
-			sections, ok := r.table(k, fmt.Sprintf("a table of [%s.<pack>] sections", k.key))
-			if !ok {
-				continue
-			}
-			for _, ps := range sections {
-				name := ps.key.last()
-				if !nameRE.MatchString(name) {
-					r.errorf(ps, "pack name %q in [%s] must be lowercase letters and digits separated by single - or _", name, ps.key)
-					continue
-				}
-				g, ok := r.packSection(ps)
-				if !ok {
-					continue
-				}
-				if t.Grants == nil {
-					t.Grants = map[string]PackGrant{}
-				}
-				t.Grants[name] = g
-			}
+			t.Grants = r.packGrants(k, fmt.Sprintf("a table of [%s.<pack>] sections", k.key))
 		default:
 			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), tenantKeys)
 		}
