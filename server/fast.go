@@ -8,9 +8,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/registry"
 )
 
 // Keys of a 2026-07-28 request's _meta.
@@ -19,18 +16,6 @@ const (
 	metaProgressToken   = "progressToken"
 	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
 )
-
-// fastRequest is a stateless tools/call as it arrives.
-type fastRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  struct {
-		Name      string                     `json:"name"`
-		Arguments json.RawMessage            `json:"arguments"`
-		Meta      map[string]json.RawMessage `json:"_meta"`
-	} `json:"params"`
-}
 
 // fastCall answers a stateless (2026-07-28) tools/call of a tool the
 // tenant may reach without the SDK's per-request session: the SDK
@@ -41,7 +26,7 @@ type fastRequest struct {
 // agreeing, no progress token, a reachable tool; anything else, and every
 // error, is left to the SDK, which answers it as the protocol says. It
 // reports whether it answered.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, t *tenant, body []byte) bool {
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, t *tenant, req *rpcMessage) bool {
 	if r.Method != http.MethodPost || r.Header.Get("MCP-Protocol-Version") != newProtocol ||
 		r.Header.Get("Mcp-Method") != "tools/call" || !acceptsJSON(r) {
 		return false
@@ -49,32 +34,25 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, t *tenant, bod
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return false
-	}
-	var req fastRequest
-	if json.Unmarshal(trimmed, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !validID(req.ID) {
+	if string(req.JSONRPC) != `"2.0"` || req.Method != "tools/call" || !validID(req.ID) {
 		return false
 	}
 	name := req.Params.Name
 	if name == "" || r.Header.Get("Mcp-Name") != name {
 		return false
 	}
+	var meta map[string]json.RawMessage
 	var version string
-	if json.Unmarshal(req.Params.Meta[metaProtocolVersion], &version) != nil || version != newProtocol {
+	if json.Unmarshal(req.Params.Meta, &meta) != nil || json.Unmarshal(meta[metaProtocolVersion], &version) != nil || version != newProtocol {
 		return false
 	}
-	if _, ok := req.Params.Meta[metaProgressToken]; ok {
+	if _, ok := meta[metaProgressToken]; ok {
 		return false // progress goes as notifications on an event stream
 	}
 	ss := &session{s: s, t: t}
-	run, err := s.e.NewRun(skillhost.RunContext{Tenant: t.id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: registry.ScopeRun, Grants: t.cfg.Grants, Services: s.ops.providers.forTenant(t.id)})
-	if err != nil {
+	if ss.startRun() != nil {
 		return false
 	}
-	ss.run = run
 	if _, ok := ss.tool(name); !ok {
 		return false
 	}

@@ -18,7 +18,8 @@ func FuzzToolCalls(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		names, id := toolCalls(body)
+		msgs, _ := parseRPC(body)
+		names, id := toolCalls(msgs)
 		if len(names) == 0 {
 			if id != nil {
 				t.Fatalf("an id %s without a call", id)

@@ -133,12 +133,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	t := r.Context().Value(tenantKey{}).(*tenant)
 	stateless := r.Header.Get("MCP-Protocol-Version") >= newProtocol
 	if r.Method == http.MethodPost {
-		release, body, ok := s.admitHTTP(w, r, t)
+		release, msgs, batch, ok := s.admitHTTP(w, r, t)
 		if !ok {
 			return
 		}
 		defer release()
-		if stateless && s.fastCall(w, r, t, body) {
+		if stateless && !batch && len(msgs) == 1 && s.fastCall(w, r, t, &msgs[0]) {
 			return
 		}
 	}
@@ -153,26 +153,27 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // takes each into the tenant's quotas. A call refused by a quota is 429
 // with Retry-After, a call while the server drains 503; either way the
 // body is a JSON-RPC error. The body is put back for the MCP handler.
-func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (release func(), body []byte, ok bool) {
+func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (release func(), msgs []rpcMessage, batch bool, ok bool) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	r.Body.Close()
 	if err != nil {
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	if len(body) > maxBody {
 		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	calls, id := toolCalls(body)
+	msgs, batch = parseRPC(body)
+	calls, id := toolCalls(msgs)
 	if len(calls) == 0 {
-		return func() {}, body, true
+		return func() {}, msgs, batch, true
 	}
 	if s.draining.Load() {
 		w.Header().Set("Retry-After", "5")
 		writeRPCError(w, http.StatusServiceUnavailable, id, "the server is shutting down; retry on another instance or after it restarts")
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	var releases []func()
 	releaseAll := func() {
@@ -192,36 +193,48 @@ func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (r
 				w.Header().Set("Retry-After", "1")
 			}
 			writeRPCError(w, http.StatusTooManyRequests, id, refusal.Error())
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		releases = append(releases, rel)
 	}
-	return releaseAll, body, true
+	return releaseAll, msgs, batch, true
 }
 
-// toolCalls returns the tool names of the tools/call requests in a
-// JSON-RPC body (one message or a batch), and the first one's id.
-func toolCalls(body []byte) (names []string, id json.RawMessage) {
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	var msgs []msg
+// rpcMessage is a JSON-RPC message as far as the HTTP layer reads it:
+// enough to admit its tool calls and to answer a plain one directly.
+// Fields the layer does not judge stay raw, so that a message is read
+// here whenever it is JSON of this shape.
+type rpcMessage struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// parseRPC reads a JSON-RPC body: one message, or a batch. A body that is
+// neither gives no messages; the MCP handler says what is wrong with it.
+func parseRPC(body []byte) (msgs []rpcMessage, batch bool) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &msgs) != nil {
-			return nil, nil
+			return nil, true
 		}
-	} else {
-		var m msg
-		if json.Unmarshal(trimmed, &m) != nil {
-			return nil, nil
-		}
-		msgs = []msg{m}
+		return msgs, true
 	}
+	var m rpcMessage
+	if json.Unmarshal(trimmed, &m) != nil {
+		return nil, false
+	}
+	return []rpcMessage{m}, false
+}
+
+// toolCalls returns the tool names of the tools/call requests among msgs,
+// and the first one's id.
+func toolCalls(msgs []rpcMessage) (names []string, id json.RawMessage) {
 	for _, m := range msgs {
 		if m.Method == "tools/call" {
 			if id == nil {

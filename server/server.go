@@ -304,17 +304,9 @@ type session struct {
 // request) of tenant t.
 func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) {
 	ss := &session{s: s, t: t, id: id, admit: admit}
-	scope := t.cfg.ActivationScope
-	if id == "" {
-		scope = registry.ScopeRun // a stateless request is a run of its own
-	}
-	run, err := s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
-		Services: s.ops.providers.forTenant(t.id)})
-	if err != nil {
+	if err := ss.startRun(); err != nil {
 		return nil, err
 	}
-	ss.run = run
 	ss.srv = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: s.version}, &mcp.ServerOptions{
 		Logger: s.sdkLog,
 		Capabilities: withSkills(&mcp.ServerCapabilities{
@@ -326,6 +318,25 @@ func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) 
 	ss.srv.AddReceivingMiddleware(ss.middleware)
 	ss.addSkills()
 	return ss, nil
+}
+
+// startRun gives the session its run: the tenant's policy, grants and
+// providers, and its activation scope (a stateless request, id "", is a
+// run of its own).
+func (ss *session) startRun() error {
+	t := ss.t
+	scope := t.cfg.ActivationScope
+	if ss.id == "" {
+		scope = registry.ScopeRun
+	}
+	run, err := ss.s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: ss.id}, &skillhost.RunOptions{
+		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
+		Services: ss.s.ops.providers.forTenant(t.id)})
+	if err != nil {
+		return err
+	}
+	ss.run = run
+	return nil
 }
 
 // httpServer is the getServer function of a tenant's HTTP handlers. The
