@@ -25,8 +25,9 @@ type ServerConfig struct {
 	// AuditLog is where one JSON line per call goes: a file path, "-"
 	// for standard output, "" for nowhere.
 	AuditLog string `json:"audit_log,omitempty"`
-	// MemoryBudget bounds the guest memory of every warm instance of
-	// every tenant together, in bytes; 0 means the built-in default.
+	// MemoryBudget bounds, in bytes, the memory held between calls (idle
+	// warm instances and the snapshots fresh-state calls restore from) of
+	// every tenant together; 0 means the built-in default (1 GiB).
 	MemoryBudget uint64 `json:"memory_budget,omitempty"`
 	// DrainTimeout is how long a stopping server lets calls in flight
 	// finish; 0 means the built-in default.

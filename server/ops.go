@@ -122,8 +122,20 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		}
 		return 0
 	})
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "skillhost_held_memory_bytes",
+		Help: "Memory held between calls (idle warm instances and snapshots), as charged to the memory budget."}, func() float64 {
+		return float64(s.e.MemoryStats().Held)
+	})
+	budget := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "skillhost_memory_budget_bytes",
+		Help: "The memory budget: held memory beyond it is released, least recently used first."}, func() float64 {
+		return float64(s.e.MemoryStats().Budget)
+	})
+	evictions := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "skillhost_memory_evictions_total",
+		Help: "Idle instances and snapshots released to stay within the memory budget."}, func() float64 {
+		return float64(s.e.MemoryStats().Evictions)
+	})
 	o.reg.MustRegister(o.calls, o.errs, o.latency, o.instTime, o.fuel, o.search, o.refusals, o.compile, o.compiled,
-		o.reloads, o.reloadDur, o.capCalls, o.capTime, ready,
+		o.reloads, o.reloadDur, o.capCalls, o.capTime, ready, held, budget, evictions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, id := range s.tenantIDs() {
 		t := s.tenants[id]

@@ -129,10 +129,6 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		s.version = "dev"
 	}
 	s.sdkLog = slog.New(minLevel{s.log.Handler(), slog.LevelWarn})
-	if s.cfg.Server.MemoryBudget > 0 {
-		// Said at every start, so that no operator takes it for a bound.
-		s.log.Warn("[server] memory_budget is not enforced yet: warm instances are bounded per module and grant profile (twice the CPUs each), not together", "memory_budget", s.cfg.Server.MemoryBudget)
-	}
 	owners, err := packOwners(s.cfg)
 	if err != nil {
 		return nil, err
