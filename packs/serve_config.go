@@ -36,26 +36,7 @@ type ServerConfig struct {
 	// or https URL); "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, and
 	// export is off when neither is set.
 	OTLPEndpoint string `json:"otlp_endpoint,omitempty"`
-	// Providers are the [server.providers.<namespace>] sections: external
-	// commands that serve a guest's capability_call of the services in
-	// their namespace ("mail" serves "mail.send").
-	Providers []ProviderConfig `json:"providers,omitempty"`
 	// Line is where the section starts (0 when absent).
-	Line int `json:"-"`
-}
-
-// ProviderConfig is a [server.providers.<namespace>] section: a command
-// the server starts and keeps running, which answers capability calls of
-// its namespace as JSON lines on its standard input and output.
-type ProviderConfig struct {
-	// Namespace is the section's name: the provider serves the services
-	// named "<namespace>.<service>".
-	Namespace string `json:"namespace"`
-	// Command is the program and its arguments.
-	Command []string `json:"command"`
-	// Timeout bounds one call; 0 means the built-in default.
-	Timeout time.Duration `json:"timeout,omitempty"`
-	// Line is where the section starts.
 	Line int `json:"-"`
 }
 
@@ -116,10 +97,9 @@ var (
 )
 
 const (
-	serverKeys   = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint, providers"
-	providerKeys = "command, timeout"
-	tenantKeys   = "api_keys, packs, tools, deny_tools, activation_scope, quotas, grants"
-	quotaKeys    = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
+	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint"
+	tenantKeys = "api_keys, packs, tools, deny_tools, activation_scope, quotas, grants"
+	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
 )
 
 func (r *tomlReader) server(c *Config, kv tomlValue) {
@@ -168,45 +148,10 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 				s.OTLPEndpoint = v
 			}
 		case "providers":
-			r.providers(s, k)
+			r.errorf(k, "[server.providers] is not a section of skillhost.toml: capability provider commands are [capabilities.providers.<namespace>] sections, which serve every engine, serve included")
 		default:
 			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), serverKeys)
 		}
-	}
-}
-
-// providers reads the [server.providers.<namespace>] sections.
-func (r *tomlReader) providers(s *ServerConfig, kv tomlValue) {
-	sections, ok := r.table(kv, "a table of [server.providers.<namespace>] sections")
-	if !ok {
-		return
-	}
-	for _, sec := range sections {
-		ns := sec.key.last()
-		if !nameRE.MatchString(ns) {
-			r.errorf(sec, "provider namespace %q in [%s] must be lowercase letters and digits separated by single - or _", ns, sec.key)
-			continue
-		}
-		keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
-		if !ok {
-			continue
-		}
-		p := ProviderConfig{Namespace: ns, Line: sec.line}
-		for _, k := range keys {
-			switch k.key.last() {
-			case "command":
-				p.Command, _ = r.strings(k, false)
-			case "timeout":
-				p.Timeout, _ = r.duration(k)
-			default:
-				r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), providerKeys)
-			}
-		}
-		if len(p.Command) == 0 || p.Command[0] == "" {
-			r.errorf(sec, "[%s] needs command, the program to start and its arguments, such as [\"mail-bridge\", \"--stdio\"]", sec.key)
-			continue
-		}
-		s.Providers = append(s.Providers, p)
 	}
 }
 

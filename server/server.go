@@ -29,7 +29,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
@@ -74,11 +73,6 @@ type Options struct {
 	// TracerProvider makes the server's spans; nil is OpenTelemetry's
 	// global provider, which records nothing unless one was installed.
 	TracerProvider trace.TracerProvider
-	// Providers serve a guest's capability_call, by namespace ("mail"
-	// serves "mail.send"), beside the commands of [server.providers]; a
-	// guest reaches one only for a service its grant allows.
-	// ProviderTenant tells a provider whose call it is.
-	Providers map[string]host.ServiceProvider
 }
 
 // Server is an MCP server over an engine. It is safe for concurrent use.
@@ -326,8 +320,7 @@ func (ss *session) startRun() error {
 		scope = registry.ScopeRun
 	}
 	run, err := ss.s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: ss.id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
-		Services: ss.s.ops.providers.forTenant(t.id)})
+		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants})
 	if err != nil {
 		return err
 	}
