@@ -354,6 +354,12 @@ func (in *instance) dispatchTool(ctx context.Context, name string, args []byte) 
 	if !json.Valid(args) {
 		return errResult(abi.CodeInvalidInput, fmt.Sprintf("arguments for %q are not valid JSON", name))
 	}
+	if in.share != nil {
+		// Waiting for the tool, the guest does not run: the tool's own
+		// guest, of the same group, takes its place in the share.
+		in.m.h.fair.leave(in.share)
+		defer func() { in.share = in.m.h.fair.enter(in.group) }()
+	}
 	return in.tools.CallTool(withDepth(ctx, in.depth+1), name, json.RawMessage(args))
 }
 

@@ -60,6 +60,13 @@ func (in *instance) refuel(ctx context.Context) int64 {
 		trap(&limitError{what: "fuel", unit: "instructions", limit: max, detail: fmt.Sprintf("%d used", in.fuelUsed)})
 	}
 	in.giveFuel()
+	if in.share != nil {
+		// A group past its share of the processors waits here (see
+		// fairShare).
+		if err := in.m.h.fair.yield(ctx, in.share); err != nil {
+			trap(err)
+		}
+	}
 	// Let other goroutines run: a spinning guest would otherwise hold its
 	// thread for the scheduler's 10 ms time slice, and a short call queued
 	// behind it would wait that long.

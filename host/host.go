@@ -53,6 +53,9 @@ type Host struct {
 
 	// budget bounds the memory held between calls (membudget.go).
 	budget *memBudget
+	// fair holds groups of calls to fair shares of the processors
+	// (fairshare.go).
+	fair fairShare
 
 	// workers runs the calls under IsolationProcess.
 	workers workerPool

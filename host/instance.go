@@ -73,6 +73,10 @@ type instance struct {
 	mutGlobals []api.MutableGlobal
 	// held charges the instance to the host's memory budget while idle.
 	held heldNode
+	// group is the call's CallOptions.Group; share counts the guest in
+	// it while it runs an export (see fairShare).
+	group string
+	share *shareGroup
 
 	// fns caches exported functions: wazero builds a new call engine on
 	// every ExportedFunction lookup, which a pooled instance would pay per
@@ -105,6 +109,7 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 		tools:    opts.Tools,
 		services: opts.Services,
 		onLog:    opts.OnLog,
+		group:    opts.Group,
 		logLevel: m.h.cfg.logLevel,
 		depth:    CallDepth(ctx),
 		maxDepth: m.h.cfg.maxToolDepth,
@@ -183,7 +188,7 @@ func (in *instance) begin(ctx context.Context) {
 func (in *instance) reset(g Grant, opts *CallOptions) {
 	in.grant = g
 	in.limits = in.m.h.cfg.resolve(g.Limits)
-	in.tools, in.services, in.onLog = opts.Tools, opts.Services, opts.OnLog
+	in.tools, in.services, in.onLog, in.group = opts.Tools, opts.Services, opts.OnLog, opts.Group
 }
 
 // reusable reports whether the instance can serve another call: it was
@@ -220,6 +225,10 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 			err = &CallError{Export: export, Kind: ErrTrap, Code: abi.CodeInternal,
 				Message: fmt.Sprintf("internal error: %v", p), Cause: fmt.Errorf("%w: %v", errInternal, p)}
 		}
+		if in.share != nil {
+			in.m.h.fair.leave(in.share)
+			in.share = nil
+		}
 		res.Logs, res.LogsTruncated = in.logs, in.logsTruncated
 		in.ctx, in.begun = nil, false
 	}()
@@ -253,7 +262,10 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		in.fns[export] = fn
 	}
 	t0 := time.Now()
+	in.share = in.m.h.fair.enter(in.group)
 	out, callErr := fn.Call(cctx)
+	in.m.h.fair.leave(in.share)
+	in.share = nil
 	res.Execute = time.Since(t0)
 	if in.budget != nil {
 		in.bookFuel()

@@ -86,6 +86,13 @@ type CallOptions struct {
 	// OnLog, when set, receives each guest log entry as it is written, in
 	// addition to Result.Logs.
 	OnLog func(LogEntry)
+	// Group names whom the call is for, such as a tenant: while guests of
+	// more than one group run and the processors are all taken, a group's
+	// metered guests are held to an equal share of them (a guest past its
+	// group's share waits at its next fuel slice). Calls with no group
+	// form a group of their own. Groups are kept for the host's life: use
+	// a bounded set of names.
+	Group string
 
 	// command, set by RunCommand, gives the instance a command's argv,
 	// stdin, stdout and stderr.

@@ -1,0 +1,139 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/abi"
+)
+
+func loadFixture(t *testing.T, h *Host, rel string) *Module {
+	t.Helper()
+	wasm, err := os.ReadFile("../testdata/guests/" + rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(context.Background(), wasm, LoadOptions{Name: rel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// group returns the counts of one group of the host's fair share.
+func group(h *Host, name string) *shareGroup {
+	v, _ := h.fair.groups.LoadOrStore(name, &shareGroup{})
+	return v.(*shareGroup)
+}
+
+// spinners starts n guests of group that spin to their deadline, and
+// waits until they all run.
+func spinners(t *testing.T, h *Host, spin *Module, group string, n int, timeout time.Duration) (wait func()) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := spin.Call(context.Background(), "spin", nil, &CallOptions{Group: group, Grant: Grant{Limits: Limits{Timeout: timeout}}})
+			if !errors.Is(err, ErrTimeout) {
+				t.Errorf("a spinner of %s ended with %v, want a timeout", group, err)
+			}
+		}()
+	}
+	for deadline := time.Now().Add(timeout / 2); ; time.Sleep(time.Millisecond) {
+		f := &h.fair
+		g, ok := f.groups.Load(group)
+		if ok && g.(*shareGroup).members.Load() == int32(n) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the spinners of %s did not all start", group)
+		}
+	}
+	return wg.Wait
+}
+
+// While one tenant's guests spin on every processor, another tenant's call
+// runs: the spinning group parks down to its share, the other never
+// parks, and the parked spinners still stop at their deadline.
+func TestFairShareHoldsAGroupToItsShare(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	spin := loadFixture(t, h, "wat/loop.wasm")
+	count := loadFixture(t, h, "wat/loop_count.wasm")
+	n := 2 * runtime.GOMAXPROCS(0)
+	wait := spinners(t, h, spin, "b", n, 3*time.Second)
+
+	res, err := count.Call(ctx, "count", []byte("20000000"), &CallOptions{Group: "a", Grant: Grant{Limits: Limits{Timeout: 20 * time.Second}}})
+	if err != nil {
+		t.Fatalf("a's call beside b's spinners: %v", err)
+	}
+	if len(res.Output) == 0 {
+		t.Fatal("a's call has no output")
+	}
+	if p := group(h, "b").parks.Load(); p == 0 {
+		t.Errorf("b ran %d spinners on %d processors beside a's call and never parked", n, runtime.GOMAXPROCS(0))
+	}
+	if p := group(h, "a").parks.Load(); p != 0 {
+		t.Errorf("a, under its share, parked %d times", p)
+	}
+	wait()
+	if r, p := h.fair.running.Load(), h.fair.parked.Load(); r != 0 || p != 0 {
+		t.Errorf("after every call: %d running, %d parked, want none", r, p)
+	}
+}
+
+// A group alone on the host is never held back, however many guests it
+// runs.
+func TestFairShareLeavesALoneGroupAlone(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	spin := loadFixture(t, h, "wat/loop.wasm")
+	wait := spinners(t, h, spin, "solo", 3*runtime.GOMAXPROCS(0), 500*time.Millisecond)
+	wait()
+	if p := group(h, "solo").parks.Load(); p != 0 {
+		t.Errorf("a group alone parked %d times", p)
+	}
+}
+
+// A guest waiting for a tool it called does not count against its group:
+// the tool's guest runs in its place.
+func TestFairShareToolCallLeavesTheShare(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	caller := loadFixture(t, h, "wat/tool_call.wasm")
+	during := int32(-1)
+	tools := ToolDispatcherFunc(func(ctx context.Context, name string, args json.RawMessage) abi.ToolResult {
+		during = group(h, "a").members.Load()
+		return abi.ToolResult{Output: json.RawMessage(`{}`)}
+	})
+	_, err = caller.Call(ctx, "call_tool", []byte("inner"), &CallOptions{Group: "a", Tools: tools, Grant: Grant{Tools: []string{"inner"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != 0 {
+		t.Errorf("while its tool ran, the caller counted in its group (%d members), want 0", during)
+	}
+	if m := group(h, "a").members.Load(); m != 0 {
+		t.Errorf("after the call: %d members, want 0", m)
+	}
+}
