@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,11 +19,13 @@ import (
 )
 
 // BenchmarkServeThroughput compares calls through streamable HTTP on
-// loopback (stateless revision, one go-sdk client session per concurrent
-// caller, in this same process) with the same calls made by Run.Call in
-// process, at 1, 16 and 64 concurrent callers, for a tiny guest and for
-// the bundled slugify. The in-process figure is measured in the same run;
-// http/in-process is the ratio of their throughputs.
+// loopback (stateless revision, in this same process) with the same calls
+// made by Run.Call in process, at 1, 16 and 64 concurrent callers, for a
+// tiny guest and for the bundled slugify. Two clients are measured: one
+// go-sdk client session per caller (http), and a plain net/http client
+// posting the same JSON-RPC request (raw), whose own cost is small enough
+// that the server's shows. The in-process figure is measured in the same
+// run; http/in-process and raw/in-process are the ratios of throughputs.
 func BenchmarkServeThroughput(b *testing.B) {
 	f := newFixture(b, twoTenants)
 	ctx := context.Background()
@@ -59,11 +64,46 @@ func BenchmarkServeThroughput(b *testing.B) {
 					return err
 				})
 				b.StopTimer()
+				raw := rawClient(b, f, tool.key, tool.name, tool.args, clients)
+				overRaw := rate(b.N, clients, func(int) error { return raw() })
 				b.ReportMetric(overHTTP, "http-calls/s")
+				b.ReportMetric(overRaw, "raw-calls/s")
 				b.ReportMetric(inProcess, "inproc-calls/s")
 				b.ReportMetric(overHTTP/inProcess, "http/in-process")
+				b.ReportMetric(overRaw/inProcess, "raw/in-process")
 			})
 		}
+	}
+}
+
+// rawClient returns a function that makes one stateless tools/call of
+// tool with a plain net/http client (conns connections kept alive) and
+// checks that it succeeded.
+func rawClient(b *testing.B, f *fixture, key, tool, args string, conns int) func() error {
+	body := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"io.modelcontextprotocol/protocolVersion":%q}}}`, tool, args, stateless))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}}
+	b.Cleanup(client.CloseIdleConnections)
+	return func() error {
+		req, _ := http.NewRequest(http.MethodPost, f.url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("MCP-Protocol-Version", stateless)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", tool)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"result"`)) || bytes.Contains(out, []byte(`"isError":true`)) {
+			return fmt.Errorf("%s: %d %s", tool, resp.StatusCode, out)
+		}
+		return nil
 	}
 }
 
