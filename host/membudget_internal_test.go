@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -261,5 +262,34 @@ func TestMemoryBudgetIsSharedByWorkers(t *testing.T) {
 	}
 	if got := p.workerConfig().config().memBudget; got != 2<<20 {
 		t.Errorf("the worker's host gets a budget of %d", got)
+	}
+}
+
+// Under a budget a pool keeps as many idle instances as concurrent calls
+// left it, not twice the processors: many callers of one tool reuse them.
+func TestMemoryBudgetKeepsAnInstancePerConcurrentCaller(t *testing.T) {
+	_, m := budgetHost(t, 1<<30)
+	n := 4*runtime.GOMAXPROCS(0) + 1
+	ins := make([]*instance, n)
+	fp := m.freshPool(profile(Grant{}, m.h.cfg.resolve(Limits{})))
+	bump(t, m, Grant{}) // takes the snapshot
+	for i := range ins {
+		if ins[i] = fp.get(); ins[i] == nil {
+			var err error
+			if ins[i], err = m.newInstance(context.Background(), Grant{}, &CallOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ins[i].adopt(fp.current()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, in := range ins {
+		if !fp.put(in) {
+			t.Fatal("an idle instance was refused")
+		}
+	}
+	if _, idle := held(m, Grant{}); idle != n {
+		t.Errorf("%d idle instances kept, want %d", idle, n)
 	}
 }

@@ -41,6 +41,9 @@ const (
 	// which bounds what they hold together, maxBudgetedStates does.
 	maxStates         = 16
 	maxBudgetedStates = 1024
+	// maxBudgetedIdle bounds the idle instances of one profile under a
+	// memory budget (see freshPool.maxIdle).
+	maxBudgetedIdle = 256
 )
 
 // snapshot is an instance's state right after its initialisation. Its
@@ -310,7 +313,7 @@ func (fp *freshPool) put(in *instance) bool {
 		return false
 	}
 	fp.mu.Lock()
-	if fp.snap != snap || len(fp.idle) >= 2*runtime.GOMAXPROCS(0) {
+	if fp.snap != snap || len(fp.idle) >= fp.maxIdle() {
 		fp.mu.Unlock()
 		return false
 	}
@@ -324,6 +327,17 @@ func (fp *freshPool) put(in *instance) bool {
 	fp.mu.Unlock()
 	fp.b.release(victims)
 	return true
+}
+
+// maxIdle is how many idle instances the pool keeps: without a memory
+// budget, twice the processors; with one, which bounds what every pool
+// holds together, as many as calls left (up to maxBudgetedIdle), so that
+// many concurrent callers of one tool do not each instantiate afresh.
+func (fp *freshPool) maxIdle() int {
+	if fp.b != nil {
+		return maxBudgetedIdle
+	}
+	return 2 * runtime.GOMAXPROCS(0)
 }
 
 // release closes an idle instance the memory budget evicted, or drops the
