@@ -139,9 +139,11 @@ func (c Config) WithMaxInitFuel(n int64) Config {
 // used are released (an idle instance closed, a snapshot dropped with the
 // instances restored from it) and later calls instantiate afresh. 0, the
 // default, sets no budget: each module keeps up to twice GOMAXPROCS idle
-// instances for each of up to 16 instantiation profiles. Memory of calls
-// in flight is not counted; each call's memory limit bounds it. Worker
-// processes (IsolationProcess) each hold within an equal share of it.
+// instances for each of up to 16 instantiation profiles. Under a budget a
+// module keeps one per concurrent caller (up to 256) for each of up to
+// 1,024 profiles, as far as the budget allows. Memory of calls in flight
+// is not counted; each call's memory limit bounds it. Worker processes
+// (IsolationProcess) each hold within an equal share of it.
 func (c Config) WithMemoryBudget(bytes uint64) Config {
 	c.memBudget = bytes
 	return c
