@@ -505,6 +505,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			r.errorf(kv, "unknown key %q; expected one of %s", kv.key.String(), topLevelKeys)
 		}
 	}
+	r.checkServe(c)
 	if def := c.SkillDiscovery.ScopeMode; def != "" {
 		for name, g := range c.Packs {
 			if !g.scopeSet {
