@@ -321,7 +321,7 @@ func (o *ops) phaseSpans(ctx context.Context, e registry.Event) {
 func (o *ops) serveMetrics() http.Handler {
 	h := promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.s.local == nil {
+		if !o.s.open() {
 			if o.metricsToken == ([32]byte{}) {
 				http.Error(w, "Not Found: metrics are off on a server with tenants until the operator sets a metrics token (SKILLHOST_METRICS_TOKEN)", http.StatusNotFound)
 				return

@@ -93,6 +93,7 @@ type Server struct {
 	byKey   map[[32]byte]*tenant
 	local   *tenant // the tenant of a server without [tenants]; nil otherwise
 	stdio   *tenant
+	oauth   *oauthVerifier // nil without [server.oauth]
 
 	draining atomic.Bool
 	calls    sync.WaitGroup
@@ -156,6 +157,11 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		s.tenants[t.id] = t
 		for _, h := range tc.KeyHashes {
 			s.byKey[h] = t
+		}
+	}
+	if o := s.cfg.Server.OAuth; o != nil {
+		if s.oauth, err = newOAuthVerifier(s, o, s.log); err != nil {
+			return nil, err
 		}
 	}
 	switch {
@@ -467,15 +473,22 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// open reports whether the server lets everyone in: it has no tenants
+// and accepts no OAuth tokens.
+func (s *Server) open() bool {
+	return s.local != nil && s.oauth == nil
+}
+
 // CheckListen says whether serving on addr is safe with this
-// configuration: a non-loopback address needs tenants with keys and the
-// host names clients will use ([server] allowed_hosts).
+// configuration: a non-loopback address needs authentication (tenants
+// with keys, or [server.oauth]) and the host names clients will use
+// ([server] allowed_hosts).
 func (s *Server) CheckListen(addr string) error {
 	if isLoopback(addr) {
 		return nil
 	}
-	if s.local != nil {
-		return fmt.Errorf("%w on %s without authentication: add a [tenants.<id>] section with api_keys to skillhost.toml (`skillhost serve keygen` makes a key), or listen on 127.0.0.1", ErrUnsafeListen, addr)
+	if s.open() {
+		return fmt.Errorf("%w on %s without authentication: add a [tenants.<id>] section with api_keys to skillhost.toml (`skillhost serve keygen` makes a key), or a [server.oauth] section, or listen on 127.0.0.1", ErrUnsafeListen, addr)
 	}
 	if len(s.cfg.Server.AllowedHosts) == 0 {
 		return fmt.Errorf("%w on %s: set [server] allowed_hosts to the host names clients connect with (e.g. [\"mcp.example.com\"]); requests naming another host are refused, against DNS rebinding", ErrUnsafeListen, addr)
