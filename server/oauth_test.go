@@ -235,7 +235,7 @@ func post(t testing.TB, url, token string, header ...string) (int, string, strin
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 300)) // enough to judge, short enough to print
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(out)
 }
 
