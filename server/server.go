@@ -1,6 +1,7 @@
 // Package server serves an engine's tools and skills over the Model
 // Context Protocol: on standard input and output for one local client, and
-// as streamable HTTP at /mcp for many, with tenants, API keys and quotas.
+// as streamable HTTP at /mcp for many, with tenants, API keys or OAuth
+// access tokens, and quotas.
 //
 // One MCP session is one run of the engine (skillhost.Run): its visible
 // catalog is what tools/list returns, and calling a deferred tool the run
@@ -43,8 +44,9 @@ const DefaultDrainTimeout = 30 * time.Second
 
 // Errors of New and ListenAndServe.
 var (
-	// ErrUnsafeListen: the address is not loopback and no tenant requires
-	// a key, or no allowed host is configured for it.
+	// ErrUnsafeListen: the address is not loopback and the server has no
+	// authentication (tenants with keys, or OAuth), or no allowed host is
+	// configured for it.
 	ErrUnsafeListen = errors.New("server: refusing to listen")
 	// ErrBadTenants: the [tenants] sections contradict each other or the
 	// catalog.
@@ -69,7 +71,7 @@ type Options struct {
 	// Stdout is where [server] audit_log = "-" writes; nil is os.Stdout.
 	Stdout io.Writer
 	// MetricsToken, when set, is the bearer token /metrics asks for on a
-	// server with tenants (which serves no metrics without one).
+	// server with tenants or OAuth (which serves no metrics without one).
 	MetricsToken string
 	// TracerProvider makes the server's spans; nil is OpenTelemetry's
 	// global provider, which records nothing unless one was installed.
