@@ -566,6 +566,8 @@ type tomlReader struct {
 	file string
 	base string
 	errs []error
+	// oauthSeen is set when [server.oauth] is present, even if unusable.
+	oauthSeen bool
 }
 
 // tomlValue is one key of the document and its value.

@@ -45,8 +45,6 @@ type ServerConfig struct {
 	OAuth *OAuthConfig `json:"oauth,omitempty"`
 	// Line is where the section starts (0 when absent).
 	Line int `json:"-"`
-
-	oauthSet bool // [server.oauth] is present, even if unusable
 }
 
 // OAuthConfig is the [server.oauth] section: `skillhost serve` as an
@@ -209,7 +207,7 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 		case "providers":
 			r.providers(s, k)
 		case "oauth":
-			s.OAuth, s.oauthSet = r.oauth(k), true
+			s.OAuth, r.oauthSeen = r.oauth(k), true
 		default:
 			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), serverKeys)
 		}
@@ -354,7 +352,7 @@ func loopbackHost(host string) bool {
 // are read: how a request becomes a tenant.
 func (r *tomlReader) checkServe(c *Config) {
 	o := c.Server.OAuth
-	if o == nil && c.Server.oauthSet {
+	if o == nil && r.oauthSeen {
 		return // its own errors say what is wrong with it
 	}
 	subjects, clients := map[string]string{}, map[string]string{}
