@@ -86,6 +86,10 @@ func (e *Engine) openServices() error {
 	return nil
 }
 
+// Services returns the namespaces of the engine's capability providers
+// (Config.Services and [capabilities.providers]), sorted.
+func (e *Engine) Services() []string { return e.now().reg.Services() }
+
 // serviceProblems reports the provider commands that cannot be started
 // now (the program is not found or not executable): their calls would
 // fail. It is checked at each load, so a reload after installing the

@@ -110,6 +110,14 @@ type Config struct {
 	// else to these defaults, else to the built-in ones (host.DefaultTimeout
 	// and the rest): a manifest can lower a limit, never raise it.
 	DefaultLimits Limits
+	// MemoryBudget bounds the memory the engine holds between calls, in
+	// bytes: the linear memory of idle warm instances and the snapshots
+	// fresh-state calls restore from, across every module, grant profile
+	// and tenant together. Past it the least recently used are released
+	// and later calls instantiate afresh. 0 takes the operator config's
+	// [server] memory_budget, and DefaultMemoryBudget when that is unset
+	// too (see host.Config.WithMemoryBudget).
+	MemoryBudget uint64
 	// IndexPath is the discovery index file; default StateDir/index.db,
 	// else index.db in the user's data folder (see the StateDir function).
 	IndexPath string
@@ -288,6 +296,13 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if !cfg.NoCache {
 		hc = hc.WithCacheDir(st.Cache)
 	}
+	if cfg.MemoryBudget == 0 {
+		cfg.MemoryBudget = op.Server.MemoryBudget
+	}
+	if cfg.MemoryBudget == 0 {
+		cfg.MemoryBudget = DefaultMemoryBudget
+	}
+	hc = hc.WithMemoryBudget(cfg.MemoryBudget)
 	h, err := host.New(ctx, hc)
 	if err != nil {
 		return nil, err
@@ -369,6 +384,18 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	}
 	return l, nil
 }
+
+// DefaultMemoryBudget is the memory an engine holds between calls when
+// neither Config.MemoryBudget nor the operator config sets a budget.
+const DefaultMemoryBudget = 1 << 30
+
+// MemoryStats says what the engine holds between calls against its
+// memory budget (Config.MemoryBudget).
+type MemoryStats = host.MemoryStats
+
+// MemoryStats returns what the engine holds between calls: idle warm
+// instances and snapshots, against its memory budget.
+func (e *Engine) MemoryStats() MemoryStats { return e.host.MemoryStats() }
 
 // Reload reads the sources again and swaps in the new catalog whole: the
 // tools, skills and problems Open would find now. Runs made before keep

@@ -40,6 +40,7 @@ type Config struct {
 	metering     bool
 	maxTableElem uint64
 	maxInitFuel  int64
+	memBudget    uint64
 
 	// Worker processes (see IsolationProcess and worker_pool.go).
 	isolation   Isolation
@@ -129,6 +130,20 @@ func (c Config) WithMaxTableElements(n uint64) Config {
 // instance was new or restored from a snapshot.
 func (c Config) WithMaxInitFuel(n int64) Config {
 	c.maxInitFuel = n
+	return c
+}
+
+// WithMemoryBudget bounds the memory the host holds between calls, across
+// all its modules and pools: the linear memory of idle warm instances and
+// the snapshots fresh-state calls restore from. Past it, the least recently
+// used are released (an idle instance closed, a snapshot dropped with the
+// instances restored from it) and later calls instantiate afresh. 0, the
+// default, sets no budget: each module keeps up to twice GOMAXPROCS idle
+// instances for each of up to 16 instantiation profiles. Memory of calls
+// in flight is not counted; each call's memory limit bounds it. Worker
+// processes (IsolationProcess) each hold within an equal share of it.
+func (c Config) WithMemoryBudget(bytes uint64) Config {
+	c.memBudget = bytes
 	return c
 }
 

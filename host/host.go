@@ -51,6 +51,9 @@ type Host struct {
 
 	closed atomic.Bool
 
+	// budget bounds the memory held between calls (membudget.go).
+	budget *memBudget
+
 	// workers runs the calls under IsolationProcess.
 	workers workerPool
 }
@@ -112,6 +115,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		cache:    cache,
 		provided: map[string]api.FunctionDefinition{},
 		compiled: map[[32]byte]*compiled{},
+		budget:   newMemBudget(cfg.memBudget),
 	}
 	for _, rt := range []wazero.Runtime{h.rt, h.rtSafe} {
 		mods, err := instantiateHostModules(ctx, rt)

@@ -71,6 +71,8 @@ type instance struct {
 	onInit     func(*instance) error
 	uses       int
 	mutGlobals []api.MutableGlobal
+	// held charges the instance to the host's memory budget while idle.
+	held heldNode
 
 	// fns caches exported functions: wazero builds a new call engine on
 	// every ExportedFunction lookup, which a pooled instance would pay per

@@ -27,6 +27,7 @@ type Pool struct {
 	m    *Module
 	opts CallOptions
 	sem  chan struct{}
+	b    *memBudget // the host's, nil when it has none
 
 	mu     sync.Mutex
 	idle   []*instance
@@ -38,7 +39,7 @@ func (m *Module) NewPool(opts CallOptions, size int) (*Pool, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%w: pool size %d must be positive", ErrBadConfig, size)
 	}
-	return &Pool{m: m, opts: opts, sem: make(chan struct{}, size)}, nil
+	return &Pool{m: m, opts: opts, sem: make(chan struct{}, size), b: m.h.budget}, nil
 }
 
 // Call runs export in a warm instance, creating one when none is idle.
@@ -80,6 +81,9 @@ func (p *Pool) get(ctx context.Context) (*instance, error) {
 	if n := len(p.idle); n > 0 {
 		in := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		if p.b != nil {
+			p.b.drop(&in.held)
+		}
 		p.mu.Unlock()
 		return in, nil
 	}
@@ -89,12 +93,35 @@ func (p *Pool) get(ctx context.Context) (*instance, error) {
 
 func (p *Pool) put(in *instance) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
+		p.mu.Unlock()
 		in.close()
 		return
 	}
 	p.idle = append(p.idle, in)
+	var victims []*heldNode
+	if p.b != nil {
+		victims = p.b.hold(in.heldNode(p))
+	}
+	p.mu.Unlock()
+	p.b.release(victims)
+}
+
+// release closes an idle instance the memory budget evicted.
+func (p *Pool) release(n *heldNode) {
+	p.mu.Lock()
+	var found bool
+	for i, in := range p.idle {
+		if in == n.in {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			found = true
+			break
+		}
+	}
+	p.mu.Unlock()
+	if found {
+		n.in.close()
+	}
 }
 
 // Close discards the idle instances; calls in flight finish first and
@@ -104,6 +131,9 @@ func (p *Pool) Close() {
 	defer p.mu.Unlock()
 	p.closed = true
 	for _, in := range p.idle {
+		if p.b != nil {
+			p.b.drop(&in.held)
+		}
 		in.close()
 	}
 	p.idle = nil

@@ -37,8 +37,10 @@ const (
 	// maxReuse bounds how many calls one restored instance serves.
 	maxReuse = 1000
 	// maxStates bounds how many instantiation profiles (mounts, env, memory
-	// cap) a module keeps restorable instances for.
-	maxStates = 16
+	// cap) a module keeps restorable instances for; with a memory budget,
+	// which bounds what they hold together, maxBudgetedStates does.
+	maxStates         = 16
+	maxBudgetedStates = 1024
 )
 
 // snapshot is an instance's state right after its initialisation. Its
@@ -48,6 +50,8 @@ type snapshot struct {
 	mem     []byte
 	img     *memImage
 	globals []uint64
+	// held charges the snapshot to the host's memory budget.
+	held heldNode
 }
 
 // memSize is the size of the snapshot's linear memory.
@@ -60,6 +64,9 @@ func (s *snapshot) memSize() int {
 
 // freshPool holds restored instances for one instantiation profile.
 type freshPool struct {
+	// b is the host's memory budget, nil when it has none.
+	b *memBudget
+
 	mu   sync.Mutex
 	snap *snapshot
 	idle []*instance
@@ -132,13 +139,13 @@ func (m *Module) freshPool(key string) *freshPool {
 	if fp, ok := m.fresh[key]; ok {
 		return fp
 	}
-	if len(m.fresh) >= maxStates {
+	if len(m.fresh) >= maxStates && (m.h.budget == nil || len(m.fresh) >= maxBudgetedStates) {
 		return nil
 	}
 	if m.fresh == nil {
 		m.fresh = map[string]*freshPool{}
 	}
-	fp := &freshPool{}
+	fp := &freshPool{b: m.h.budget}
 	m.fresh[key] = fp
 	return fp
 }
@@ -149,6 +156,9 @@ func (fp *freshPool) get() *instance {
 	if n := len(fp.idle); n > 0 {
 		in := fp.idle[n-1]
 		fp.idle = fp.idle[:n-1]
+		if fp.b != nil {
+			fp.b.drop(&in.held)
+		}
 		return in
 	}
 	return nil
@@ -184,7 +194,11 @@ func (fp *freshPool) take(in *instance) error {
 		}
 	}
 	fp.mu.Lock()
-	defer fp.mu.Unlock()
+	var victims []*heldNode
+	defer func() {
+		fp.mu.Unlock()
+		fp.b.release(victims)
+	}()
 	if fp.snap != nil {
 		return nil
 	}
@@ -208,6 +222,10 @@ func (fp *freshPool) take(in *instance) error {
 		s.globals = append(s.globals, g.Get())
 	}
 	fp.snap = s
+	if fp.b != nil {
+		s.held = heldNode{bytes: int64(s.memSize()), owner: fp, snap: s}
+		victims = fp.b.hold(&s.held)
+	}
 	return nil
 }
 
@@ -283,16 +301,57 @@ func (fp *freshPool) put(in *instance) bool {
 	if snap == nil || in.uses >= maxReuse {
 		return false
 	}
+	if mm := in.alloc.mem; mm != nil && mm.img != nil && mm.img != snap.img {
+		// Bound to a snapshot the pool has since dropped: restoring it
+		// from this one would copy the whole memory.
+		return false
+	}
 	if err := in.restore(snap); err != nil {
 		return false
 	}
 	fp.mu.Lock()
-	defer fp.mu.Unlock()
-	if len(fp.idle) >= 2*runtime.GOMAXPROCS(0) {
+	if fp.snap != snap || len(fp.idle) >= 2*runtime.GOMAXPROCS(0) {
+		fp.mu.Unlock()
 		return false
 	}
 	fp.idle = append(fp.idle, in)
+	var victims []*heldNode
+	if fp.b != nil {
+		// The snapshot goes behind the instance: it is released only
+		// after its pool's idle instances.
+		victims = fp.b.hold(in.heldNode(fp), &snap.held)
+	}
+	fp.mu.Unlock()
+	fp.b.release(victims)
 	return true
+}
+
+// release closes an idle instance the memory budget evicted, or drops the
+// pool's snapshot with the instances restored from it.
+func (fp *freshPool) release(n *heldNode) {
+	fp.mu.Lock()
+	var closing []*instance
+	switch {
+	case n.in != nil:
+		for i, in := range fp.idle {
+			if in == n.in {
+				fp.idle = append(fp.idle[:i], fp.idle[i+1:]...)
+				closing = append(closing, in)
+				break
+			}
+		}
+	case fp.snap == n.snap:
+		fp.snap = nil
+		closing = fp.idle
+		fp.idle = nil
+		for _, in := range closing {
+			fp.b.drop(&in.held)
+		}
+	}
+	fp.mu.Unlock()
+	for _, in := range closing {
+		in.close()
+	}
 }
 
 var errGrown = errors.New("memory grew during the call")

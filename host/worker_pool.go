@@ -437,7 +437,7 @@ func (w *worker) handshake(ctx context.Context) error {
 	defer t.Stop()
 	defer context.AfterFunc(ctx, w.kill)()
 	p := w.pool
-	if err := w.send(frameInit, initMsg{Protocol: workerProtocol, Config: p.h.cfg.wire(p.cacheDir)}, nil); err != nil {
+	if err := w.send(frameInit, initMsg{Protocol: workerProtocol, Config: p.workerConfig()}, nil); err != nil {
 		return err
 	}
 	kind, body, _, err := readFrame(w.rd, maxControlFrame)
@@ -858,4 +858,15 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(t.buf))
+}
+
+// workerConfig is the configuration a worker's host runs with: the
+// parent's, with an equal share of its memory budget, so that what the
+// workers hold together stays within it.
+func (p *workerPool) workerConfig() wireConfig {
+	wc := p.h.cfg.wire(p.cacheDir)
+	if wc.MemBudget > 0 {
+		wc.MemBudget = max(1, wc.MemBudget/uint64(max(1, p.size)))
+	}
+	return wc
 }

@@ -151,24 +151,26 @@ type wireConfig struct {
 	Metering     bool         `json:"metering"`
 	MaxTableElem uint64       `json:"max_table_elements"`
 	MaxInitFuel  int64        `json:"max_init_fuel"`
+	// MemBudget is the worker's share of the parent's memory budget.
+	MemBudget uint64 `json:"memory_budget,omitempty"`
 }
 
 // wireConfigFields are the Config fields wireConfig carries, and
 // localConfigFields those that stay in the parent. A test checks that
 // every field of Config is one or the other.
 var (
-	wireConfigFields  = []string{"cacheDir", "defaults", "maxToolDepth", "logLevel", "metering", "maxTableElem", "maxInitFuel"}
+	wireConfigFields  = []string{"cacheDir", "defaults", "maxToolDepth", "logLevel", "metering", "maxTableElem", "maxInitFuel", "memBudget"}
 	localConfigFields = []string{"isolation", "workers", "workerGrace", "workerCmd"}
 )
 
 func (c Config) wire(cacheDir string) wireConfig {
 	return wireConfig{CacheDir: cacheDir, Defaults: c.defaults, MaxToolDepth: c.maxToolDepth, LogLevel: c.logLevel,
-		Metering: c.metering, MaxTableElem: c.maxTableElem, MaxInitFuel: c.maxInitFuel}
+		Metering: c.metering, MaxTableElem: c.maxTableElem, MaxInitFuel: c.maxInitFuel, MemBudget: c.memBudget}
 }
 
 func (w wireConfig) config() Config {
 	c := NewConfig().WithDefaultLimits(w.Defaults).WithMaxToolDepth(w.MaxToolDepth).WithLogLevel(w.LogLevel).
-		WithMetering(w.Metering).WithMaxTableElements(w.MaxTableElem).WithMaxInitFuel(w.MaxInitFuel)
+		WithMetering(w.Metering).WithMaxTableElements(w.MaxTableElem).WithMaxInitFuel(w.MaxInitFuel).WithMemoryBudget(w.MemBudget)
 	if w.CacheDir != "" {
 		c = c.WithCacheDir(w.CacheDir)
 	}

@@ -26,7 +26,7 @@ func TestWireConfigCoversConfig(t *testing.T) {
 		}
 	}
 	cfg := NewConfig().WithCacheDir("/c").WithDefaultLimits(Limits{Timeout: time.Second, MaxFuel: 7}).WithMaxToolDepth(3).
-		WithLogLevel(abi.LogWarn).WithMetering(false).WithMaxTableElements(99).WithMaxInitFuel(1234)
+		WithLogLevel(abi.LogWarn).WithMetering(false).WithMaxTableElements(99).WithMaxInitFuel(1234).WithMemoryBudget(1 << 20)
 	got := cfg.wire("/c").config()
 	got.isolation, got.workers, got.workerGrace, got.workerCmd = cfg.isolation, cfg.workers, cfg.workerGrace, cfg.workerCmd
 	if !reflect.DeepEqual(cfg, got) {

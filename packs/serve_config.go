@@ -26,8 +26,9 @@ type ServerConfig struct {
 	// AuditLog is where one JSON line per call goes: a file path, "-"
 	// for standard output, "" for nowhere.
 	AuditLog string `json:"audit_log,omitempty"`
-	// MemoryBudget bounds the guest memory of every warm instance of
-	// every tenant together, in bytes; 0 means the built-in default.
+	// MemoryBudget bounds, in bytes, the memory held between calls (idle
+	// warm instances and the snapshots fresh-state calls restore from) of
+	// every tenant together; 0 means the built-in default (1 GiB).
 	MemoryBudget uint64 `json:"memory_budget,omitempty"`
 	// DrainTimeout is how long a stopping server lets calls in flight
 	// finish; 0 means the built-in default.
@@ -36,10 +37,6 @@ type ServerConfig struct {
 	// or https URL); "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, and
 	// export is off when neither is set.
 	OTLPEndpoint string `json:"otlp_endpoint,omitempty"`
-	// Providers are the [server.providers.<namespace>] sections: external
-	// commands that serve a guest's capability_call of the services in
-	// their namespace ("mail" serves "mail.send").
-	Providers []ProviderConfig `json:"providers,omitempty"`
 	// OAuth is the [server.oauth] section: when set, the server also
 	// accepts OAuth access tokens of one authorization server.
 	OAuth *OAuthConfig `json:"oauth,omitempty"`
@@ -70,21 +67,6 @@ type OAuthConfig struct {
 	// Leeway is the clock skew allowed on exp, nbf and iat; 0 means the
 	// server's default.
 	Leeway time.Duration `json:"leeway,omitempty"`
-	// Line is where the section starts.
-	Line int `json:"-"`
-}
-
-// ProviderConfig is a [server.providers.<namespace>] section: a command
-// the server starts and keeps running, which answers capability calls of
-// its namespace as JSON lines on its standard input and output.
-type ProviderConfig struct {
-	// Namespace is the section's name: the provider serves the services
-	// named "<namespace>.<service>".
-	Namespace string `json:"namespace"`
-	// Command is the program and its arguments.
-	Command []string `json:"command"`
-	// Timeout bounds one call; 0 means the built-in default.
-	Timeout time.Duration `json:"timeout,omitempty"`
 	// Line is where the section starts.
 	Line int `json:"-"`
 }
@@ -152,11 +134,10 @@ var (
 )
 
 const (
-	serverKeys   = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint, providers, oauth"
-	providerKeys = "command, timeout"
-	oauthKeys    = "issuer, resource, jwks_url, scopes, tenant_claim, leeway"
-	tenantKeys   = "api_keys, oauth_subjects, oauth_clients, packs, tools, deny_tools, activation_scope, quotas, grants"
-	quotaKeys    = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
+	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint, oauth"
+	oauthKeys  = "issuer, resource, jwks_url, scopes, tenant_claim, leeway"
+	tenantKeys = "api_keys, oauth_subjects, oauth_clients, packs, tools, deny_tools, activation_scope, quotas, grants"
+	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
 )
 
 func (r *tomlReader) server(c *Config, kv tomlValue) {
@@ -205,47 +186,12 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 				s.OTLPEndpoint = v
 			}
 		case "providers":
-			r.providers(s, k)
+			r.errorf(k, "[server.providers] is not a section of skillhost.toml: capability provider commands are [capabilities.providers.<namespace>] sections, which serve every engine, serve included")
 		case "oauth":
 			s.OAuth, r.oauthSeen = r.oauth(k), true
 		default:
 			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), serverKeys)
 		}
-	}
-}
-
-// providers reads the [server.providers.<namespace>] sections.
-func (r *tomlReader) providers(s *ServerConfig, kv tomlValue) {
-	sections, ok := r.table(kv, "a table of [server.providers.<namespace>] sections")
-	if !ok {
-		return
-	}
-	for _, sec := range sections {
-		ns := sec.key.last()
-		if !nameRE.MatchString(ns) {
-			r.errorf(sec, "provider namespace %q in [%s] must be lowercase letters and digits separated by single - or _", ns, sec.key)
-			continue
-		}
-		keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
-		if !ok {
-			continue
-		}
-		p := ProviderConfig{Namespace: ns, Line: sec.line}
-		for _, k := range keys {
-			switch k.key.last() {
-			case "command":
-				p.Command, _ = r.strings(k, false)
-			case "timeout":
-				p.Timeout, _ = r.duration(k)
-			default:
-				r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), providerKeys)
-			}
-		}
-		if len(p.Command) == 0 || p.Command[0] == "" {
-			r.errorf(sec, "[%s] needs command, the program to start and its arguments, such as [\"mail-bridge\", \"--stdio\"]", sec.key)
-			continue
-		}
-		s.Providers = append(s.Providers, p)
 	}
 }
 

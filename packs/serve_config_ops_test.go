@@ -2,6 +2,7 @@ package packs_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/skillhost/skillhost/packs"
@@ -23,38 +24,11 @@ func TestServerOTLPEndpoint(t *testing.T) {
 	}
 }
 
-func TestServerProviders(t *testing.T) {
-	cfg, err := packs.ParseConfig("skillhost.toml", []byte(`
-[server.providers.mail]
-command = ["mail-bridge", "--stdio"]
-timeout = "5s"
-
-[server.providers.gog]
-command = ["gogcli", "bridge"]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := cfg.Server.Providers
-	if len(got) != 2 {
-		t.Fatalf("providers: %+v", got)
-	}
-	byNS := map[string]packs.ProviderConfig{got[0].Namespace: got[0], got[1].Namespace: got[1]}
-	if m := byNS["mail"]; len(m.Command) != 2 || m.Command[0] != "mail-bridge" || m.Timeout != 5e9 {
-		t.Errorf("mail: %+v", m)
-	}
-	if g := byNS["gog"]; len(g.Command) != 2 || g.Timeout != 0 {
-		t.Errorf("gog: %+v", g)
-	}
-	for _, bad := range []string{
-		"[server.providers.mail]\ntimeout = \"5s\"\n",
-		"[server.providers.mail]\ncommand = []\n",
-		"[server.providers.Mail]\ncommand = [\"x\"]\n",
-		"[server.providers.mail]\ncommand = [\"x\"]\nnamespace = \"y\"\n",
-		"[server.providers.mail]\ncommand = \"x\"\n",
-	} {
-		if _, err := packs.ParseConfig("skillhost.toml", []byte(bad)); !errors.Is(err, packs.ErrInvalidConfig) {
-			t.Errorf("%q: %v, want ErrInvalidConfig", bad, err)
-		}
+// [server.providers] is gone: the error sends the operator to the section
+// that serves every engine.
+func TestServerProvidersPointToCapabilities(t *testing.T) {
+	_, err := packs.ParseConfig("skillhost.toml", []byte("[server.providers.mail]\ncommand = [\"mail-bridge\"]\n"))
+	if !errors.Is(err, packs.ErrInvalidConfig) || !strings.Contains(err.Error(), "[capabilities.providers.<namespace>]") {
+		t.Errorf("[server.providers.mail]: %v, want an error naming [capabilities.providers.<namespace>]", err)
 	}
 }

@@ -32,6 +32,10 @@ func (h *EventHub) Event(ctx context.Context, e registry.Event) {
 
 // observe accounts one event of the engine.
 func (s *Server) observe(ctx context.Context, e registry.Event) {
+	if e.Name == registry.EventCapabilityCall {
+		s.ops.capability(e)
+		return
+	}
 	if e.Call == nil {
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,9 +54,6 @@ type ops struct {
 	reloadDur prometheus.Histogram
 	capCalls  *prometheus.CounterVec
 	capTime   *prometheus.HistogramVec
-
-	// providers serve capability_call (providers.go).
-	providers *providers
 }
 
 // newOps makes the operations side of s: it opens the audit log and
@@ -66,10 +65,6 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		stdout = os.Stdout
 	}
 	var err error
-	if o.providers, err = newProviders(s.cfg.Server.Providers, opts.Providers, s.log); err != nil {
-		return nil, err
-	}
-	o.providers.observe = o.capability
 	if o.audit, err = openAuditLog(s.cfg.Server.AuditLog, stdout); err != nil {
 		return nil, err
 	}
@@ -122,8 +117,20 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		}
 		return 0
 	})
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "skillhost_held_memory_bytes",
+		Help: "Memory held between calls (idle warm instances and snapshots), as charged to the memory budget."}, func() float64 {
+		return float64(s.e.MemoryStats().Held)
+	})
+	budget := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "skillhost_memory_budget_bytes",
+		Help: "The memory budget: held memory beyond it is released, least recently used first."}, func() float64 {
+		return float64(s.e.MemoryStats().Budget)
+	})
+	evictions := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "skillhost_memory_evictions_total",
+		Help: "Idle instances and snapshots released to stay within the memory budget."}, func() float64 {
+		return float64(s.e.MemoryStats().Evictions)
+	})
 	o.reg.MustRegister(o.calls, o.errs, o.latency, o.instTime, o.fuel, o.search, o.refusals, o.compile, o.compiled,
-		o.reloads, o.reloadDur, o.capCalls, o.capTime, ready,
+		o.reloads, o.reloadDur, o.capCalls, o.capTime, ready, held, budget, evictions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, id := range s.tenantIDs() {
 		t := s.tenants[id]
@@ -185,17 +192,23 @@ func (o *ops) call(ctx context.Context, e registry.Event) {
 	}
 }
 
-// capability accounts a call the server's providers answered. The
-// namespace is that of a provider the server has (Options.Providers or
-// [server.providers]), so only the operator's names become label values.
-func (o *ops) capability(tenant, namespace string, err error, d time.Duration) {
-	outcome := "ok"
-	if err != nil {
+// capability accounts a capability_call the engine's providers answered
+// (an EventCapabilityCall). Only the namespace of a provider the engine
+// has becomes a label value, never one a guest made up.
+func (o *ops) capability(e registry.Event) {
+	id, _ := e.Fields["capability"].(string)
+	ns, _, _ := strings.Cut(id, ".")
+	if !slices.Contains(o.s.e.Services(), ns) {
+		return
+	}
+	outcome, _ := e.Fields["outcome"].(string)
+	if outcome != "ok" {
 		outcome = "error"
 	}
-	tenant = o.tenantLabel(tenant)
-	o.capCalls.WithLabelValues(tenant, namespace, outcome).Inc()
-	o.capTime.WithLabelValues(tenant, namespace).Observe(d.Seconds())
+	ms, _ := e.Fields["duration_ms"].(float64)
+	tenant := o.tenantLabel(e.Run.Tenant)
+	o.capCalls.WithLabelValues(tenant, ns, outcome).Inc()
+	o.capTime.WithLabelValues(tenant, ns).Observe(ms / 1000)
 }
 
 // refused counts a call a tenant's quota refused.
@@ -339,12 +352,12 @@ func (o *ops) serveMetrics() http.Handler {
 	})
 }
 
-// Close stops the capability provider commands and closes the audit log.
-// Call it after Shutdown, once no call can end any more.
+// Close closes the audit log. Call it after Shutdown, once no call can end
+// any more. The engine's capability provider commands stop with the
+// engine (skillhost.Engine.Close).
 func (s *Server) Close() error {
 	if s.ops == nil {
 		return nil
 	}
-	s.ops.providers.close()
 	return s.ops.audit.close()
 }

@@ -115,21 +115,27 @@ func rss() (now, peak uint64) {
 // compare, to one), each of which opens an MCP session over streamable
 // HTTP and calls every bundled tool once (with its first example's
 // arguments), and reports the process's resident memory against the
-// configured memory_budget.
+// configured memory_budget. Each tenant's grant has a memory cap of its
+// own, so no two tenants share a warm instance or a snapshot: without the
+// budget every tenant would hold its own of every module.
 func BenchmarkTenantsMemory(b *testing.B) {
-	for _, n := range []int{1, 100} {
-		b.Run(fmt.Sprintf("tenants=%d", n), func(b *testing.B) { benchmarkTenantsMemory(b, n) })
+	for _, c := range []struct {
+		tenants int
+		budget  uint64
+		name    string
+	}{{1, 256 << 20, "256MiB"}, {100, 256 << 20, "256MiB"}, {100, 1 << 40, "none"}} {
+		b.Run(fmt.Sprintf("tenants=%d/budget=%s", c.tenants, c.name), func(b *testing.B) { benchmarkTenantsMemory(b, c.tenants, c.budget) })
 	}
 }
 
-func benchmarkTenantsMemory(b *testing.B, tenants int) {
-	const budget = 512 << 20
+func benchmarkTenantsMemory(b *testing.B, tenants int, budget uint64) {
 	var toml strings.Builder
 	fmt.Fprintf(&toml, "[server]\nmemory_budget = %d\nshared_packs = [\"core\"]\n", budget)
 	keys := make([]string, tenants)
 	for i := range tenants {
 		keys[i] = fmt.Sprintf("sk_bench_tenant_%03d_key", i)
 		fmt.Fprintf(&toml, "[tenants.t%03d]\napi_keys = [%q]\n", i, packs.HashKey(keys[i]))
+		fmt.Fprintf(&toml, "[tenants.t%03d.grants.core]\nlimits = {max_memory = \"%dKiB\"}\n", i, 64<<10-64*i)
 	}
 	dir := filepath.Join(testenv.StateDir(), "serve-bench")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -201,6 +207,9 @@ func benchmarkTenantsMemory(b *testing.B, tenants int) {
 		b.ReportMetric(float64(peak)/(1<<20), "MiB-rss-peak")
 		b.ReportMetric(float64(after-min(after, before))/(1<<20), "MiB-rss-growth")
 		b.ReportMetric(float64(after)/float64(budget), "rss/budget")
+		ms2 := e.MemoryStats()
+		b.ReportMetric(float64(ms2.Held)/(1<<20), "MiB-held")
+		b.ReportMetric(float64(ms2.Evictions), "evictions")
 		b.ReportMetric(float64(len(calls)), "tools")
 		for _, cs := range sessions {
 			if cs != nil {

@@ -475,11 +475,17 @@ func TestMetricsLocal(t *testing.T) {
 		`skillhost_module_compile_seconds_count 1`,
 		`skillhost_calls_in_flight{tenant="local"} `, // 0, or 1 while the last request's handler returns
 		`skillhost_ready 1`,
+		`skillhost_memory_budget_bytes 1.073741824e+09`, // the default
+		`skillhost_memory_evictions_total 0`,
 		`process_resident_memory_bytes`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// The echo module's snapshot and idle instance are held.
+	if _, v, _ := strings.Cut(body, "\nskillhost_held_memory_bytes "); v == "" || strings.HasPrefix(v, "0\n") {
+		t.Errorf("/metrics: held memory is not reported or is 0 after two Wasm calls")
 	}
 	// The Host check guards /metrics as it guards /mcp.
 	req, _ := http.NewRequest(http.MethodGet, ts.URL+server.MetricsPath, nil)

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/server"
@@ -52,9 +51,10 @@ done
 `
 
 // newCapsServer serves capsPack, whose grant allows test.echo and
-// test.fail (and other.echo when other is set), with the providers of
-// toml and inGo.
-func newCapsServer(t *testing.T, toml string, inGo map[string]host.ServiceProvider, other bool) (*server.Server, *mcp.ClientSession, string) {
+// test.fail (and other.echo when other is set), with the engine's
+// providers: the [capabilities.providers] commands of toml and inGo
+// (Config.Services). Closing the engine stops the commands.
+func newCapsServer(t *testing.T, toml string, inGo map[string]skillhost.ServiceProvider, other bool) (*skillhost.Engine, *mcp.ClientSession, string) {
 	t.Helper()
 	dir := t.TempDir()
 	pack := filepath.Join(dir, "packs", "capspack")
@@ -69,27 +69,27 @@ func newCapsServer(t *testing.T, toml string, inGo map[string]host.ServiceProvid
 	if other {
 		granted = append(granted, "other.echo")
 	}
+	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
+	if err != nil {
+		t.Fatal(err)
+	}
 	hub := server.NewEventHub(nil)
 	e, err := skillhost.Open(context.Background(), skillhost.Config{
 		StateDir: testenv.StateDir(), IndexPath: filepath.Join(dir, "index.db"), NoBundled: true, NoUserSources: true,
-		PackDirs: []string{filepath.Join(dir, "packs")}, Events: hub,
+		PackDirs: []string{filepath.Join(dir, "packs")}, Events: hub, Operator: cfg, Services: inGo,
 		Grants: map[string]skillhost.Grant{"capspack": {Capabilities: granted}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Providers: inGo, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
 	ts := (&opsFixture{srv: srv}).serve(t)
-	return srv, opsClient(t, ts, ""), ts.URL
+	return e, opsClient(t, ts, ""), ts.URL
 }
 
 // capResult is what a capcall tool outputs: the service's answer as the
@@ -121,20 +121,20 @@ func callCap(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]a
 
 func TestProviderInGo(t *testing.T) {
 	var calls atomic.Int64
-	echo := host.ServiceProviderFunc(func(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
+	echo := skillhost.ServiceProviderFunc(func(ctx context.Context, id string, args json.RawMessage) (json.RawMessage, error) {
 		calls.Add(1)
-		return json.Marshal(map[string]any{"id": id, "tenant": server.ProviderTenant(ctx), "args": args})
+		return json.Marshal(map[string]any{"id": id, "tenant": skillhost.RunFrom(ctx).Context().Tenant, "args": args})
 	})
-	_, cs, url := newCapsServer(t, "", map[string]host.ServiceProvider{"test": echo}, true)
+	_, cs, url := newCapsServer(t, "", map[string]skillhost.ServiceProvider{"test": echo}, true)
 
 	r := callCap(t, cs, "cap_send", map[string]any{"to": "ops@example.com"})
 	want := `{"args":{"to":"ops@example.com"},"id":"test.echo","tenant":"local"}`
 	if r.IsError || string(r.Output) != want {
 		t.Errorf("cap_send: %+v, want output %s", r, want)
 	}
-	// A namespace nobody serves, though granted: unavailable.
-	if r := callCap(t, cs, "cap_other", nil); !r.IsError || r.Error.Code != "unavailable" {
-		t.Errorf("cap_other: %+v, want unavailable", r)
+	// A namespace nobody serves, though granted: not found.
+	if r := callCap(t, cs, "cap_other", nil); !r.IsError || r.Error.Code != "not_found" {
+		t.Errorf("cap_other: %+v, want not_found", r)
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the provider was asked %d times, want once", n)
@@ -157,11 +157,11 @@ func TestProviderInGo(t *testing.T) {
 // reaches its provider.
 func TestProviderNotGranted(t *testing.T) {
 	var calls atomic.Int64
-	count := host.ServiceProviderFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	count := skillhost.ServiceProviderFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 		calls.Add(1)
 		return json.RawMessage(`true`), nil
 	})
-	_, cs, _ := newCapsServer(t, "", map[string]host.ServiceProvider{"other": count}, false)
+	_, cs, _ := newCapsServer(t, "", map[string]skillhost.ServiceProvider{"other": count}, false)
 	if r := callCap(t, cs, "cap_other", nil); !r.IsError || r.Error.Code != "permission_denied" || calls.Load() != 0 {
 		t.Errorf("cap_other without the grant: %+v after %d provider calls, want permission_denied and none", r, calls.Load())
 	}
@@ -172,8 +172,8 @@ func TestProviderCommand(t *testing.T) {
 	script := filepath.Join(dir, "provider.sh")
 	pidFile := filepath.Join(dir, "pid")
 	os.WriteFile(script, []byte(providerScript), 0o644)
-	toml := "[server.providers.test]\ncommand = [\"sh\", \"" + script + "\", \"" + pidFile + "\"]\ntimeout = \"10s\"\n"
-	srv, cs, _ := newCapsServer(t, toml, nil, false)
+	toml := "[capabilities.providers.test]\ncommand = [\"sh\", \"" + script + "\", \"" + pidFile + "\"]\ntimeout = \"10s\"\n"
+	e, cs, _ := newCapsServer(t, toml, nil, false)
 
 	r := callCap(t, cs, "cap_send", map[string]any{"text": "hi"})
 	if r.IsError || string(r.Output) != `{"served_by":"command","tenant":"local"}` {
@@ -203,11 +203,11 @@ func TestProviderCommand(t *testing.T) {
 		t.Errorf("the provider answers with the process that was killed (%d)", pid)
 	}
 
-	// Close stops it.
-	srv.Close()
+	// Closing the engine stops it.
+	e.Close(context.Background())
 	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(newPid, 0) == nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("provider %d still runs after Close", newPid)
+			t.Fatalf("provider %d still runs after the engine closed", newPid)
 		}
 	}
 }
@@ -236,7 +236,7 @@ func TestProviderCommandBroken(t *testing.T) {
 		"nonsense": `["sh", "` + liar + `"]`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, cs, _ := newCapsServer(t, "[server.providers.test]\ncommand = "+command+"\n", nil, false)
+			_, cs, _ := newCapsServer(t, "[capabilities.providers.test]\ncommand = "+command+"\n", nil, false)
 			// Twice: the second call comes while the provider waits to be
 			// started again.
 			for range 2 {
@@ -248,12 +248,15 @@ func TestProviderCommandBroken(t *testing.T) {
 	}
 }
 
+// A namespace served both in Go and by a command is refused when the
+// engine opens.
 func TestProviderConfigConflict(t *testing.T) {
-	f := newOpsFixture(t, opsFixtureOptions{})
-	cfg := mustParse(t, "[server.providers.test]\ncommand = [\"true\"]\n")
-	_, err := server.New(f.e, &server.Options{Config: cfg, Providers: map[string]host.ServiceProvider{
-		"test": host.ServiceProviderFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return nil, nil }),
-	}})
+	cfg := mustParse(t, "[capabilities.providers.test]\ncommand = [\"true\"]\n")
+	_, err := skillhost.Open(context.Background(), skillhost.Config{
+		StateDir: testenv.StateDir(), IndexPath: filepath.Join(t.TempDir(), "index.db"), NoBundled: true, NoUserSources: true,
+		Operator: cfg, Services: map[string]skillhost.ServiceProvider{
+			"test": skillhost.ServiceProviderFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return nil, nil }),
+		}})
 	if err == nil {
 		t.Error("a namespace served both in Go and by a command was accepted")
 	}
@@ -278,7 +281,7 @@ done
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, name+".sh")
 			os.WriteFile(path, []byte(script), 0o644)
-			_, cs, _ := newCapsServer(t, "[server.providers.test]\ncommand = [\"sh\", \""+path+"\"]\ntimeout = \"300ms\"\n", nil, false)
+			_, cs, _ := newCapsServer(t, "[capabilities.providers.test]\ncommand = [\"sh\", \""+path+"\"]\ntimeout = \"300ms\"\n", nil, false)
 			switch name {
 			case "silent", "deaf":
 				if r := callCap(t, cs, "cap_send", big); !r.IsError || r.Error.Code != "timeout" {

@@ -30,7 +30,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
@@ -76,11 +75,6 @@ type Options struct {
 	// TracerProvider makes the server's spans; nil is OpenTelemetry's
 	// global provider, which records nothing unless one was installed.
 	TracerProvider trace.TracerProvider
-	// Providers serve a guest's capability_call, by namespace ("mail"
-	// serves "mail.send"), beside the commands of [server.providers]; a
-	// guest reaches one only for a service its grant allows.
-	// ProviderTenant tells a provider whose call it is.
-	Providers map[string]host.ServiceProvider
 }
 
 // Server is an MCP server over an engine. It is safe for concurrent use.
@@ -132,10 +126,6 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		s.version = "dev"
 	}
 	s.sdkLog = slog.New(minLevel{s.log.Handler(), slog.LevelWarn})
-	if s.cfg.Server.MemoryBudget > 0 {
-		// Said at every start, so that no operator takes it for a bound.
-		s.log.Warn("[server] memory_budget is not enforced yet: warm instances are bounded per module and grant profile (twice the CPUs each), not together", "memory_budget", s.cfg.Server.MemoryBudget)
-	}
 	owners, err := packOwners(s.cfg)
 	if err != nil {
 		return nil, err
@@ -338,8 +328,7 @@ func (ss *session) startRun() error {
 		scope = registry.ScopeRun
 	}
 	run, err := ss.s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: ss.id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
-		Services: ss.s.ops.providers.forTenant(t.id)})
+		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants})
 	if err != nil {
 		return err
 	}

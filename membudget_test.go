@@ -1,0 +1,64 @@
+package skillhost_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost"
+)
+
+// The engine's memory budget bounds what its modules hold between calls
+// together: past it, the least recently used module's instances and
+// snapshot are released, and its tools still answer.
+func TestMemoryBudgetBoundsTheEngine(t *testing.T) {
+	const budget = 12 << 20 // the text module holds about 9 MiB, the hash module 10
+	e := open(t, skillhost.Config{MemoryBudget: budget})
+	ctx := context.Background()
+	calls := []struct{ tool, args, want string }{
+		{"slugify", `{"text":"Hello World"}`, `hello-world`},
+		{"hash", `{"text":"abc"}`, `ba7816bf`},
+		{"slugify", `{"text":"Again Here"}`, `again-here`},
+		{"hash", `{"text":"abc"}`, `ba7816bf`},
+	}
+	for _, c := range calls {
+		res, err := e.Call(ctx, c.tool, []byte(c.args), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+		if !strings.Contains(string(res.Output), c.want) {
+			t.Fatalf("%s = %s, want %s in it", c.tool, res.Output, c.want)
+		}
+		st := e.MemoryStats()
+		if st.Budget != budget || st.Held > st.Budget || st.Held == 0 {
+			t.Fatalf("after %s: %+v, want something held within a budget of %d", c.tool, st, budget)
+		}
+	}
+	if st := e.MemoryStats(); st.Evictions == 0 {
+		t.Errorf("two modules of about 10 MiB each in a 12 MiB budget released nothing: %+v", st)
+	}
+}
+
+// Without Config.MemoryBudget the operator config's [server]
+// memory_budget applies, and without either the default.
+func TestMemoryBudgetFromTheOperatorConfig(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "skillhost.toml")
+	if err := os.WriteFile(file, []byte("[server]\nmemory_budget = \"5MiB\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := open(t, skillhost.Config{ConfigFile: file}).MemoryStats().Budget; got != 5<<20 {
+		t.Errorf("[server] memory_budget = 5MiB: budget %d", got)
+	}
+	if got := open(t, skillhost.Config{ConfigFile: file, MemoryBudget: 7 << 20}).MemoryStats().Budget; got != 7<<20 {
+		t.Errorf("Config.MemoryBudget over the file's: budget %d, want %d", got, 7<<20)
+	}
+	empty := filepath.Join(t.TempDir(), "skillhost.toml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := open(t, skillhost.Config{ConfigFile: empty}).MemoryStats().Budget; got != skillhost.DefaultMemoryBudget {
+		t.Errorf("no budget set: %d, want the default %d", got, skillhost.DefaultMemoryBudget)
+	}
+}
