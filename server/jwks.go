@@ -137,11 +137,11 @@ func (ks *keySet) fetch(ctx context.Context) ([]jwk, error) {
 // metadata (RFC 8414) or, failing that, its OpenID configuration, at the
 // well-known URLs the MCP authorization spec lists, in its order.
 func discoverJWKS(ctx context.Context, c *http.Client, issuer string) (string, error) {
-	var errs []error
+	var tried []string
 	for _, u := range metadataURLs(issuer) {
 		body, err := getJSON(ctx, c, u)
 		if err != nil {
-			errs = append(errs, err)
+			tried = append(tried, err.Error())
 			continue
 		}
 		var meta oauthex.AuthServerMeta
@@ -159,7 +159,7 @@ func discoverJWKS(ctx context.Context, c *http.Client, issuer string) (string, e
 		}
 		return meta.JWKSURI, nil
 	}
-	return "", fmt.Errorf("no authorization server metadata found for issuer %s: %w", issuer, errors.Join(errs...))
+	return "", fmt.Errorf("no authorization server metadata found for issuer %s (%s); set [server.oauth] jwks_url", issuer, strings.Join(tried, "; "))
 }
 
 // metadataURLs are the well-known URLs of an issuer's metadata.

@@ -10,10 +10,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // keySetServer serves a key set of one P-256 key and counts its fetches.
@@ -94,5 +97,54 @@ func TestKeySetStaleWhileDown(t *testing.T) {
 	}
 	if _, err := ks.key(context.Background(), "k1", "RS256"); err == nil {
 		t.Error("an EC key was given for RS256")
+	}
+}
+
+// The issuer's metadata is looked for where the MCP authorization spec
+// says, in its order.
+func TestMetadataURLs(t *testing.T) {
+	for _, c := range []struct {
+		issuer string
+		want   []string
+	}{
+		{"https://as.example", []string{"https://as.example/.well-known/oauth-authorization-server", "https://as.example/.well-known/openid-configuration"}},
+		{"https://as.example/realms/x", []string{
+			"https://as.example/.well-known/oauth-authorization-server/realms/x",
+			"https://as.example/.well-known/openid-configuration/realms/x",
+			"https://as.example/realms/x/.well-known/openid-configuration"}},
+	} {
+		if diff := cmp.Diff(c.want, metadataURLs(c.issuer)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.issuer, diff)
+		}
+	}
+}
+
+// An issuer with a path whose only document is its OpenID configuration
+// is found; a document of another issuer, or none, is an error that says
+// what to do.
+func TestDiscoverJWKS(t *testing.T) {
+	var issuer string
+	claimed := ""
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /realms/x/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		iss := issuer
+		if claimed != "" {
+			iss = claimed
+		}
+		json.NewEncoder(w).Encode(map[string]string{"issuer": iss, "jwks_uri": issuer + "/certs"})
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	issuer = ts.URL + "/realms/x"
+	got, err := discoverJWKS(context.Background(), ts.Client(), issuer)
+	if err != nil || got != issuer+"/certs" {
+		t.Errorf("discoverJWKS = %q, %v", got, err)
+	}
+	claimed = "https://evil.example"
+	if _, err := discoverJWKS(context.Background(), ts.Client(), issuer); err == nil || !strings.Contains(err.Error(), "its issuer is") {
+		t.Errorf("another issuer's metadata: %v", err)
+	}
+	if _, err := discoverJWKS(context.Background(), ts.Client(), ts.URL+"/realms/y"); err == nil || !strings.Contains(err.Error(), "jwks_url") {
+		t.Errorf("no metadata: %v", err)
 	}
 }
