@@ -134,7 +134,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if !ok {
 			s.oauth.challenge(w, &tokenError{status: http.StatusUnauthorized,
-				msg: "missing access token: send it as Authorization: Bearer <token>"})
+				msg: "missing access token: send an OAuth access token (or a tenant's API key) as Authorization: Bearer <token>"})
 			return
 		}
 		info, t, terr := s.oauth.verify(r.Context(), key)

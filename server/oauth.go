@@ -114,7 +114,10 @@ func (v *oauthVerifier) verify(ctx context.Context, raw string) (*auth.TokenInfo
 	if err != nil || !oauthex.MatchesResource(aud, v.resource) {
 		return nil, nil, invalidToken("the token is not for this server: its audience %q does not include %s (the resource a client asks a token for, RFC 8707)", []string(aud), v.resource)
 	}
-	exp, _ := claims.GetExpirationTime() // required by the parser
+	exp, err := claims.GetExpirationTime() // required by the parser, so never absent here
+	if err != nil || exp == nil {
+		return nil, nil, invalidToken("the token has no exp claim; this server accepts only tokens that expire")
+	}
 	sub, _ := claims["sub"].(string)
 	client, _ := claims["client_id"].(string)
 	if client == "" {
