@@ -505,6 +505,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			r.errorf(kv, "unknown key %q; expected one of %s", kv.key.String(), topLevelKeys)
 		}
 	}
+	r.checkServe(c)
 	if def := c.SkillDiscovery.ScopeMode; def != "" {
 		for name, g := range c.Packs {
 			if !g.scopeSet {
@@ -565,6 +566,8 @@ type tomlReader struct {
 	file string
 	base string
 	errs []error
+	// oauthSeen is set when [server.oauth] is present, even if unusable.
+	oauthSeen bool
 }
 
 // tomlValue is one key of the document and its value.

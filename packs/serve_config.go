@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -36,7 +37,37 @@ type ServerConfig struct {
 	// or https URL); "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, and
 	// export is off when neither is set.
 	OTLPEndpoint string `json:"otlp_endpoint,omitempty"`
+	// OAuth is the [server.oauth] section: when set, the server also
+	// accepts OAuth access tokens of one authorization server.
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
 	// Line is where the section starts (0 when absent).
+	Line int `json:"-"`
+}
+
+// OAuthConfig is the [server.oauth] section: `skillhost serve` as an
+// OAuth 2.1 resource server, accepting the access tokens (JWTs) that one
+// authorization server issues for it, beside the tenants' API keys.
+type OAuthConfig struct {
+	// Issuer is the authorization server's issuer identifier: a token's
+	// iss must be exactly this, and its metadata is found from it.
+	Issuer string `json:"issuer"`
+	// Resource is this server's MCP endpoint as clients name it, such as
+	// "https://mcp.example.com/mcp": the resource indicator (RFC 8707) a
+	// token's aud must hold, and the resource of the protected-resource
+	// metadata (RFC 9728).
+	Resource string `json:"resource"`
+	// JWKSURL is where the issuer's signing keys are; "" finds it in the
+	// issuer's authorization server metadata.
+	JWKSURL string `json:"jwks_url,omitempty"`
+	// Scopes must all be granted by a token.
+	Scopes []string `json:"scopes,omitempty"`
+	// TenantClaim names the token claim whose value is the tenant's id;
+	// "" maps tokens by the tenants' oauth_subjects and oauth_clients.
+	TenantClaim string `json:"tenant_claim,omitempty"`
+	// Leeway is the clock skew allowed on exp, nbf and iat; 0 means the
+	// server's default.
+	Leeway time.Duration `json:"leeway,omitempty"`
+	// Line is where the section starts.
 	Line int `json:"-"`
 }
 
@@ -61,6 +92,12 @@ type TenantConfig struct {
 	// Grants narrow what the operator's [packs.<name>] sections grant, for
 	// this tenant's calls: the tenant's pack sections, by pack name.
 	Grants map[string]PackGrant `json:"grants,omitempty"`
+	// OAuthSubjects and OAuthClients map OAuth access tokens to the
+	// tenant, when [server.oauth] has no tenant_claim: a token whose sub
+	// is one of OAuthSubjects, or else whose client_id (or azp) is one of
+	// OAuthClients, is this tenant's.
+	OAuthSubjects []string `json:"oauth_subjects,omitempty"`
+	OAuthClients  []string `json:"oauth_clients,omitempty"`
 	// Line is where the section starts.
 	Line int `json:"-"`
 }
@@ -97,8 +134,9 @@ var (
 )
 
 const (
-	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint"
-	tenantKeys = "api_keys, packs, tools, deny_tools, activation_scope, quotas, grants"
+	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint, oauth"
+	oauthKeys  = "issuer, resource, jwks_url, scopes, tenant_claim, leeway"
+	tenantKeys = "api_keys, oauth_subjects, oauth_clients, packs, tools, deny_tools, activation_scope, quotas, grants"
 	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
 )
 
@@ -149,9 +187,164 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 			}
 		case "providers":
 			r.errorf(k, "[server.providers] is not a section of skillhost.toml: capability provider commands are [capabilities.providers.<namespace>] sections, which serve every engine, serve included")
+		case "oauth":
+			s.OAuth, r.oauthSeen = r.oauth(k), true
 		default:
 			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), serverKeys)
 		}
+	}
+}
+
+// MaxOAuthLeeway bounds [server.oauth] leeway: more would accept tokens
+// long expired.
+const MaxOAuthLeeway = 5 * time.Minute
+
+// oauth reads the [server.oauth] section; nil when it is unusable.
+func (r *tomlReader) oauth(kv tomlValue) *OAuthConfig {
+	keys, ok := r.table(kv, "a table ([server.oauth])")
+	if !ok {
+		return nil
+	}
+	o := &OAuthConfig{Line: kv.line}
+	bad := false
+	for _, k := range keys {
+		switch k.key.last() {
+		case "issuer":
+			o.Issuer, ok = r.oauthURL(k, "the authorization server's issuer identifier, such as \"https://auth.example.com\"")
+			bad = bad || !ok
+		case "resource":
+			o.Resource, ok = r.oauthURL(k, "this server's MCP endpoint as clients name it, such as \"https://mcp.example.com/mcp\"")
+			bad = bad || !ok
+		case "jwks_url":
+			o.JWKSURL, ok = r.oauthURL(k, "the URL of the issuer's JSON Web Key Set, such as \"https://auth.example.com/.well-known/jwks.json\"")
+			bad = bad || !ok
+		case "scopes":
+			scopes, _ := r.strings(k, false)
+			for i, sc := range scopes {
+				if sc == "" || strings.ContainsAny(sc, " \t\n\"\\") {
+					r.errorf(k, "%s[%d] %q is not a scope: one word such as \"mcp:tools\"", k.key, i, sc)
+					bad = true
+					continue
+				}
+				o.Scopes = append(o.Scopes, sc)
+			}
+		case "tenant_claim":
+			if v, ok := r.str(k); ok {
+				if strings.TrimSpace(v) == "" || strings.ContainsAny(v, " \t\n") {
+					r.errorf(k, "%s %q must name a claim of the access token, such as \"tenant\"", k.key, v)
+					bad = true
+					continue
+				}
+				o.TenantClaim = v
+			}
+		case "leeway":
+			if d, ok := r.duration(k); ok {
+				if d > MaxOAuthLeeway {
+					r.errorf(k, "%s %q is more than %s; a few seconds of clock skew is what it is for", k.key, d, MaxOAuthLeeway)
+					bad = true
+					continue
+				}
+				o.Leeway = d
+			}
+		default:
+			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), oauthKeys)
+		}
+	}
+	if o.Issuer == "" && !bad {
+		r.errorf(kv, "[%s] needs issuer, the authorization server's issuer identifier, such as \"https://auth.example.com\"", kv.key)
+		bad = true
+	}
+	if o.Resource == "" && !bad {
+		r.errorf(kv, "[%s] needs resource, this server's MCP endpoint as clients name it, such as \"https://mcp.example.com/mcp\"", kv.key)
+		bad = true
+	}
+	if bad {
+		return nil
+	}
+	return o
+}
+
+// oauthURL reads a URL of [server.oauth]: https, or http to a loopback
+// host (a test or a local authorization server), with no fragment.
+func (r *tomlReader) oauthURL(kv tomlValue, what string) (string, bool) {
+	v, ok := r.str(kv)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http"):
+		r.errorf(kv, "%s %q must be %s", kv.key, v, what)
+	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		r.errorf(kv, "%s %q must use https (plain http only for a loopback host such as 127.0.0.1): tokens and keys must not cross the network in the clear", kv.key, v)
+	case u.Fragment != "" || strings.Contains(v, "#"):
+		r.errorf(kv, "%s %q must not have a fragment (#...)", kv.key, v)
+	default:
+		return v, true
+	}
+	return "", false
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkServe checks what [server] and [tenants] say together, once both
+// are read: how a request becomes a tenant.
+func (r *tomlReader) checkServe(c *Config) {
+	o := c.Server.OAuth
+	if o == nil && r.oauthSeen {
+		return // its own errors say what is wrong with it
+	}
+	subjects, clients := map[string]string{}, map[string]string{}
+	mapped := false
+	for _, t := range c.Tenants {
+		sec := tomlValue{key: tomlKey{"tenants", t.ID}, line: t.Line}
+		if o == nil {
+			if len(t.OAuthSubjects)+len(t.OAuthClients) > 0 {
+				r.errorf(sec, "[%s] has oauth_subjects or oauth_clients, but there is no [server.oauth] section to accept tokens", sec.key)
+			} else if len(t.KeyHashes) == 0 {
+				r.errorf(sec, "[%s] has no api_keys: a tenant is known by its keys; `skillhost serve keygen` makes one", sec.key)
+			}
+			continue
+		}
+		if o.TenantClaim != "" {
+			if len(t.OAuthSubjects)+len(t.OAuthClients) > 0 {
+				r.errorf(sec, "[%s] has oauth_subjects or oauth_clients, but [server.oauth] tenant_claim = %q already names each token's tenant; use one or the other", sec.key, o.TenantClaim)
+			}
+			continue
+		}
+		if len(t.KeyHashes)+len(t.OAuthSubjects)+len(t.OAuthClients) == 0 {
+			r.errorf(sec, "[%s] has no api_keys, oauth_subjects or oauth_clients: no request could be this tenant's", sec.key)
+		}
+		for _, sub := range t.OAuthSubjects {
+			if other, dup := subjects[sub]; dup {
+				r.errorf(sec, "[%s] oauth_subjects: %q is also a subject of tenant %q; a subject belongs to one tenant", sec.key, sub, other)
+			}
+			subjects[sub] = t.ID
+			mapped = true
+		}
+		for _, cl := range t.OAuthClients {
+			if other, dup := clients[cl]; dup {
+				r.errorf(sec, "[%s] oauth_clients: %q is also a client of tenant %q; a client belongs to one tenant", sec.key, cl, other)
+			}
+			clients[cl] = t.ID
+			mapped = true
+		}
+	}
+	if o == nil || len(c.Tenants) == 0 {
+		if o != nil && o.TenantClaim != "" {
+			r.errorf(tomlValue{key: tomlKey{"server", "oauth"}, line: o.Line}, "[server.oauth] tenant_claim = %q maps tokens to tenants, but there are no [tenants.<id>] sections", o.TenantClaim)
+		}
+		return
+	}
+	if o.TenantClaim == "" && !mapped {
+		r.errorf(tomlValue{key: tomlKey{"server", "oauth"}, line: o.Line}, "[server.oauth] cannot tell a token's tenant: set tenant_claim (the claim holding the tenant id), or list oauth_subjects or oauth_clients in the [tenants.<id>] sections")
 	}
 }
 
@@ -203,6 +396,10 @@ func (r *tomlReader) tenant(sec tomlValue) (TenantConfig, bool) {
 				hex.Decode(h[:], []byte(s[len(KeyHashPrefix):]))
 				t.KeyHashes = append(t.KeyHashes, h)
 			}
+		case "oauth_subjects":
+			t.OAuthSubjects = r.oauthNames(k, "a token's sub")
+		case "oauth_clients":
+			t.OAuthClients = r.oauthNames(k, "a token's client_id")
 		case "packs":
 			t.Packs = r.packNames(k)
 		case "tools":
@@ -221,11 +418,21 @@ func (r *tomlReader) tenant(sec tomlValue) (TenantConfig, bool) {
 			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), tenantKeys)
 		}
 	}
-	if len(t.KeyHashes) == 0 {
-		r.errorf(sec, "[%s] has no api_keys: a tenant is known by its keys; `skillhost serve keygen` makes one", sec.key)
-		return t, false
-	}
 	return t, true
+}
+
+// oauthNames reads a list of subjects or client ids.
+func (r *tomlReader) oauthNames(kv tomlValue, what string) []string {
+	names, _ := r.strings(kv, false)
+	var out []string
+	for i, n := range names {
+		if n == "" {
+			r.errorf(kv, "%s[%d] is empty; write %s exactly as the authorization server issues it", kv.key, i, what)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func (r *tomlReader) quotas(kv tomlValue) Quotas {

@@ -85,6 +85,77 @@ func TestServeConfigErrors(t *testing.T) {
 	}
 }
 
+func TestServeConfigOAuth(t *testing.T) {
+	good := `
+[server.oauth]
+issuer = "https://auth.example.com"
+resource = "https://mcp.example.com/mcp"
+jwks_url = "https://auth.example.com/keys"
+scopes = ["mcp:tools", "mcp:skills"]
+leeway = "10s"
+
+[tenants.acme]
+oauth_subjects = ["user-1"]
+oauth_clients = ["ci-bot"]
+packs = ["web"]
+
+[tenants.beta]
+api_keys = ["` + HashKey("k") + `"]
+`
+	c, err := ParseConfig("skillhost.toml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Server.OAuth
+	if o == nil || o.Issuer != "https://auth.example.com" || o.Resource != "https://mcp.example.com/mcp" || o.JWKSURL != "https://auth.example.com/keys" ||
+		len(o.Scopes) != 2 || o.Leeway != 10*time.Second || o.TenantClaim != "" {
+		t.Errorf("oauth = %+v", o)
+	}
+	if a := c.Tenants[0]; len(a.KeyHashes) != 0 || a.OAuthSubjects[0] != "user-1" || a.OAuthClients[0] != "ci-bot" {
+		t.Errorf("tenant = %+v", a)
+	}
+	claim := "[server.oauth]\nissuer = \"http://127.0.0.1:9000/realms/x\"\nresource = \"http://localhost:8787/mcp\"\ntenant_claim = \"org\"\n[tenants.a]\npacks = []\n"
+	if c, err := ParseConfig("skillhost.toml", []byte(claim)); err != nil || c.Server.OAuth.TenantClaim != "org" {
+		t.Errorf("tenant_claim on loopback http: %v", err)
+	}
+	if _, err := ParseConfig("skillhost.toml", []byte("[server.oauth]\nissuer = \"https://a.example\"\nresource = \"https://m.example/mcp\"\n")); err != nil {
+		t.Errorf("OAuth without tenants: %v", err)
+	}
+}
+
+// Each mistake of [server.oauth] is reported with its line and what was
+// expected.
+func TestServeConfigOAuthErrors(t *testing.T) {
+	const base = "[server.oauth]\nissuer = \"https://auth.example.com\"\nresource = \"https://mcp.example.com/mcp\"\n"
+	for _, c := range []struct{ name, toml, want string }{
+		{"unknown key", base + "audience = \"x\"\n", "expected one of issuer, resource"},
+		{"no issuer", "[server.oauth]\nresource = \"https://mcp.example.com/mcp\"\n", "needs issuer"},
+		{"no resource", "[server.oauth]\nissuer = \"https://auth.example.com\"\n", "needs resource"},
+		{"plain http", "[server.oauth]\nissuer = \"http://auth.example.com\"\nresource = \"https://mcp.example.com/mcp\"\n", "must use https"},
+		{"not a URL", "[server.oauth]\nissuer = \"auth.example.com\"\nresource = \"https://mcp.example.com/mcp\"\n", "issuer identifier"},
+		{"fragment", "[server.oauth]\nissuer = \"https://auth.example.com\"\nresource = \"https://mcp.example.com/mcp#x\"\n", "fragment"},
+		{"bad jwks_url", base + "jwks_url = \"ftp://auth.example.com/keys\"\n", "JSON Web Key Set"},
+		{"bad scope", base + "scopes = [\"a b\"]\n", "is not a scope"},
+		{"long leeway", base + "leeway = \"1h\"\n", "more than 5m0s"},
+		{"bad claim", base + "tenant_claim = \"\"\n", "must name a claim"},
+		{"claim without tenants", base + "tenant_claim = \"tenant\"\n", "no [tenants.<id>] sections"},
+		{"claim and subjects", base + "tenant_claim = \"tenant\"\n[tenants.a]\noauth_subjects = [\"u\"]\n", "use one or the other"},
+		{"no mapping", base + "[tenants.a]\napi_keys = [\"" + HashKey("k") + "\"]\n", "cannot tell a token's tenant"},
+		{"unreachable tenant", base + "[tenants.a]\noauth_subjects = [\"u\"]\n[tenants.b]\npacks = []\n", "no request could be this tenant's"},
+		{"shared subject", base + "[tenants.a]\noauth_subjects = [\"u\"]\n[tenants.b]\noauth_subjects = [\"u\"]\n", "also a subject of tenant \"a\""},
+		{"shared client", base + "[tenants.a]\noauth_clients = [\"c\"]\n[tenants.b]\noauth_clients = [\"c\"]\n", "also a client of tenant \"a\""},
+		{"empty subject", base + "[tenants.a]\noauth_subjects = [\"\"]\n", "is empty"},
+		{"subjects without oauth", "[tenants.a]\noauth_subjects = [\"u\"]\n", "no [server.oauth] section"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseConfig("skillhost.toml", []byte(c.toml))
+			if err == nil || !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "skillhost.toml:") {
+				t.Errorf("error = %v, want one naming the line and %q", err, c.want)
+			}
+		})
+	}
+}
+
 func TestHashKey(t *testing.T) {
 	h := HashKey("secret")
 	if !keyHashRE.MatchString(h) || h == HashKey("secret2") || strings.Contains(h, "secret") {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,12 +29,19 @@ const maxBody = mcp.DefaultMaxRequestBodyBytes
 type tenantKey struct{}
 
 // Handler returns the server's HTTP handler: the MCP endpoint at /mcp
-// (authenticated when tenants are configured), /healthz, /readyz and the
-// operator's /metrics.
+// (authenticated when tenants or OAuth are configured), /healthz, /readyz,
+// the operator's /metrics and, with OAuth, the protected-resource
+// metadata.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.ops.traceRequest(s.checkHost(s.authenticate(http.HandlerFunc(s.serveMCP)))))
 	mux.Handle(MetricsPath, s.checkHost(s.ops.serveMetrics()))
+	if s.oauth != nil {
+		meta := s.checkHost(auth.ProtectedResourceMetadataHandler(s.oauth.metadata()))
+		for _, p := range s.oauth.metadataPaths() {
+			mux.Handle(p, meta)
+		}
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
@@ -91,28 +99,52 @@ func hostAllowed(hostport string, allowed map[string]bool) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// authenticate finds the request's tenant by its bearer key; a server
-// without tenants serves its local tenant to everyone (it listens on
-// loopback only). No key, or a key of no tenant, is 401.
+// authenticate finds the request's tenant by its bearer token: a
+// tenant's API key, else (with [server.oauth]) an access token of the
+// authorization server, which names its tenant. A server without tenants
+// or OAuth serves its local tenant to everyone (it listens on loopback
+// only). No token, or one that is neither, is 401.
 func (s *Server) authenticate(next http.Handler) http.Handler {
+	var withToken http.Handler
+	if s.oauth != nil {
+		// The SDK's middleware puts the token's TokenInfo where the
+		// streamable handler looks for it, binding a session to its user.
+		withToken = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ClockSkew: s.oauth.leeway})(next)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := s.local
-		if t == nil {
-			key, ok := bearer(r)
-			if ok {
-				t = s.byKey[sha256.Sum256([]byte(key))]
-			}
-			if t == nil {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="skillhost"`)
-				msg := "missing API key: send it as Authorization: Bearer <key>"
-				if ok {
-					msg = "unknown API key"
-				}
-				http.Error(w, "Unauthorized: "+msg, http.StatusUnauthorized)
+		if s.open() {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, s.local)))
+			return
+		}
+		key, ok := bearer(r)
+		if ok {
+			if t := s.byKey[sha256.Sum256([]byte(key))]; t != nil {
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)))
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)))
+		if s.oauth == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="skillhost"`)
+			msg := "missing API key: send it as Authorization: Bearer <key>"
+			if ok {
+				msg = "unknown API key"
+			}
+			http.Error(w, "Unauthorized: "+msg, http.StatusUnauthorized)
+			return
+		}
+		if !ok {
+			s.oauth.challenge(w, &tokenError{status: http.StatusUnauthorized,
+				msg: "missing access token: send an OAuth access token (or a tenant's API key) as Authorization: Bearer <token>"})
+			return
+		}
+		info, t, terr := s.oauth.verify(r.Context(), key)
+		if terr != nil {
+			s.log.Debug("refused an access token", "status", terr.status, "reason", terr.msg)
+			s.oauth.challenge(w, terr)
+			return
+		}
+		ctx := context.WithValue(r.Context(), tenantKey{}, t)
+		withToken.ServeHTTP(w, r.WithContext(context.WithValue(ctx, verifiedKey{}, info)))
 	})
 }
 

@@ -328,15 +328,16 @@ func (o *ops) phaseSpans(ctx context.Context, e registry.Event) {
 }
 
 // serveMetrics serves the metrics to the operator. A server without
-// tenants (local, on loopback) serves them to anyone who reaches it; a
-// server with tenants only to a request bearing the metrics token, never
-// to a tenant's API key, and not at all without a token.
+// authentication (local, on loopback) serves them to anyone who reaches
+// it; a server with tenants or OAuth only to a request bearing the
+// metrics token, never to a tenant's API key or an access token, and not
+// at all without a metrics token.
 func (o *ops) serveMetrics() http.Handler {
 	h := promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.s.local == nil {
+		if !o.s.open() {
 			if o.metricsToken == ([32]byte{}) {
-				http.Error(w, "Not Found: metrics are off on a server with tenants until the operator sets a metrics token (SKILLHOST_METRICS_TOKEN)", http.StatusNotFound)
+				http.Error(w, "Not Found: metrics are off on a server with authentication until the operator sets a metrics token (SKILLHOST_METRICS_TOKEN)", http.StatusNotFound)
 				return
 			}
 			key, _ := bearer(r)

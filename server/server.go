@@ -1,6 +1,7 @@
 // Package server serves an engine's tools and skills over the Model
 // Context Protocol: on standard input and output for one local client, and
-// as streamable HTTP at /mcp for many, with tenants, API keys and quotas.
+// as streamable HTTP at /mcp for many, with tenants, API keys or OAuth
+// access tokens, and quotas.
 //
 // One MCP session is one run of the engine (skillhost.Run): its visible
 // catalog is what tools/list returns, and calling a deferred tool the run
@@ -42,8 +43,9 @@ const DefaultDrainTimeout = 30 * time.Second
 
 // Errors of New and ListenAndServe.
 var (
-	// ErrUnsafeListen: the address is not loopback and no tenant requires
-	// a key, or no allowed host is configured for it.
+	// ErrUnsafeListen: the address is not loopback and the server has no
+	// authentication (tenants with keys, or OAuth), or no allowed host is
+	// configured for it.
 	ErrUnsafeListen = errors.New("server: refusing to listen")
 	// ErrBadTenants: the [tenants] sections contradict each other or the
 	// catalog.
@@ -68,7 +70,7 @@ type Options struct {
 	// Stdout is where [server] audit_log = "-" writes; nil is os.Stdout.
 	Stdout io.Writer
 	// MetricsToken, when set, is the bearer token /metrics asks for on a
-	// server with tenants (which serves no metrics without one).
+	// server with tenants or OAuth (which serves no metrics without one).
 	MetricsToken string
 	// TracerProvider makes the server's spans; nil is OpenTelemetry's
 	// global provider, which records nothing unless one was installed.
@@ -87,6 +89,7 @@ type Server struct {
 	byKey   map[[32]byte]*tenant
 	local   *tenant // the tenant of a server without [tenants]; nil otherwise
 	stdio   *tenant
+	oauth   *oauthVerifier // nil without [server.oauth]
 
 	draining atomic.Bool
 	calls    sync.WaitGroup
@@ -146,6 +149,11 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		s.tenants[t.id] = t
 		for _, h := range tc.KeyHashes {
 			s.byKey[h] = t
+		}
+	}
+	if o := s.cfg.Server.OAuth; o != nil {
+		if s.oauth, err = newOAuthVerifier(s, o, s.log); err != nil {
+			return nil, err
 		}
 	}
 	switch {
@@ -456,15 +464,22 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// open reports whether the server lets everyone in: it has no tenants
+// and accepts no OAuth tokens.
+func (s *Server) open() bool {
+	return s.local != nil && s.oauth == nil
+}
+
 // CheckListen says whether serving on addr is safe with this
-// configuration: a non-loopback address needs tenants with keys and the
-// host names clients will use ([server] allowed_hosts).
+// configuration: a non-loopback address needs authentication (tenants
+// with keys, or [server.oauth]) and the host names clients will use
+// ([server] allowed_hosts).
 func (s *Server) CheckListen(addr string) error {
 	if isLoopback(addr) {
 		return nil
 	}
-	if s.local != nil {
-		return fmt.Errorf("%w on %s without authentication: add a [tenants.<id>] section with api_keys to skillhost.toml (`skillhost serve keygen` makes a key), or listen on 127.0.0.1", ErrUnsafeListen, addr)
+	if s.open() {
+		return fmt.Errorf("%w on %s without authentication: add a [tenants.<id>] section with api_keys to skillhost.toml (`skillhost serve keygen` makes a key), or a [server.oauth] section, or listen on 127.0.0.1", ErrUnsafeListen, addr)
 	}
 	if len(s.cfg.Server.AllowedHosts) == 0 {
 		return fmt.Errorf("%w on %s: set [server] allowed_hosts to the host names clients connect with (e.g. [\"mcp.example.com\"]); requests naming another host are refused, against DNS rebinding", ErrUnsafeListen, addr)

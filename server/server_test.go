@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,6 +96,16 @@ var release = make(chan struct{})
 // and serves it over an httptest server with the tenants of toml.
 func newFixture(t testing.TB, toml string) *fixture {
 	t.Helper()
+	return newFixtureAt(t, func(string) string { return toml })
+}
+
+// newFixtureAt is newFixture for a config that names the server's own
+// URL (scheme://host:port), which it is given once the server listens.
+func newFixtureAt(t testing.TB, toml func(base string) string) *fixture {
+	t.Helper()
+	var handler atomic.Pointer[http.Handler]
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
 	ctx := context.Background()
 	dir := t.TempDir()
 	packDir := filepath.Join(dir, "secret")
@@ -110,7 +121,7 @@ func newFixture(t testing.TB, toml string) *fixture {
 	}
 	os.WriteFile(filepath.Join(packDir, "spin.wasm"), spin, 0o644)
 	os.WriteFile(filepath.Join(packDir, "pack.yaml"), []byte(secretPack), 0o644)
-	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
+	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml(ts.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +152,8 @@ func newFixture(t testing.TB, toml string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	h := srv.Handler()
+	handler.Store(&h)
 	return &fixture{e: e, srv: srv, url: ts.URL + server.MCPPath}
 }
 

@@ -53,7 +53,8 @@ of the stateless 2026-07-28 revision gets a run per request.
 
 Without [tenants] in skillhost.toml one local tenant is served, without
 authentication, on loopback only; a non-loopback address needs tenants with
-API keys ("skillhost serve keygen" makes one) and [server] allowed_hosts.
+API keys ("skillhost serve keygen" makes one) or [server.oauth] (OAuth access
+tokens of an authorization server), and [server] allowed_hosts.
 SIGINT or SIGTERM stops taking calls and lets the calls in flight finish
 ([server] drain_timeout); SIGHUP reloads the packs.`,
 		Example: `  skillhost serve --stdio
