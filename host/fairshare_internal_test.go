@@ -26,6 +26,18 @@ func loadFixture(t *testing.T, h *Host, rel string) *Module {
 	return m
 }
 
+// newFairHost returns a host with the default configuration, closed when
+// the test ends.
+func newFairHost(t *testing.T) *Host {
+	t.Helper()
+	h, err := New(context.Background(), NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return h
+}
+
 // group returns the counts of one group of the host's fair share.
 func group(h *Host, name string) *shareGroup {
 	v, _ := h.fair.groups.LoadOrStore(name, &shareGroup{})
@@ -65,11 +77,7 @@ func spinners(t *testing.T, h *Host, spin *Module, group string, n int, timeout 
 // parks, and the parked spinners still stop at their deadline.
 func TestFairShareHoldsAGroupToItsShare(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
+	h := newFairHost(t)
 	spin := loadFixture(t, h, "wat/loop.wasm")
 	count := loadFixture(t, h, "wat/loop_count.wasm")
 	n := 2 * runtime.GOMAXPROCS(0)
@@ -97,12 +105,7 @@ func TestFairShareHoldsAGroupToItsShare(t *testing.T) {
 // A group alone on the host is never held back, however many guests it
 // runs.
 func TestFairShareLeavesALoneGroupAlone(t *testing.T) {
-	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
+	h := newFairHost(t)
 	spin := loadFixture(t, h, "wat/loop.wasm")
 	wait := spinners(t, h, spin, "solo", 3*runtime.GOMAXPROCS(0), 500*time.Millisecond)
 	wait()
@@ -115,18 +118,14 @@ func TestFairShareLeavesALoneGroupAlone(t *testing.T) {
 // the tool's guest runs in its place.
 func TestFairShareToolCallLeavesTheShare(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
+	h := newFairHost(t)
 	caller := loadFixture(t, h, "wat/tool_call.wasm")
 	during := int32(-1)
 	tools := ToolDispatcherFunc(func(ctx context.Context, name string, args json.RawMessage) abi.ToolResult {
 		during = group(h, "a").members.Load()
 		return abi.ToolResult{Output: json.RawMessage(`{}`)}
 	})
-	_, err = caller.Call(ctx, "call_tool", []byte("inner"), &CallOptions{Group: "a", Tools: tools, Grant: Grant{Tools: []string{"inner"}}})
+	_, err := caller.Call(ctx, "call_tool", []byte("inner"), &CallOptions{Group: "a", Tools: tools, Grant: Grant{Tools: []string{"inner"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,14 +88,7 @@ func rawClient(b *testing.B, f *fixture, key, tool, args string, conns int) func
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}}
 	b.Cleanup(client.CloseIdleConnections)
 	return func() error {
-		req, _ := http.NewRequest(http.MethodPost, f.url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("MCP-Protocol-Version", stateless)
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", tool)
-		resp, err := client.Do(req)
+		resp, err := client.Do(statelessCall(f, key, tool, bytes.NewReader(body)))
 		if err != nil {
 			return err
 		}

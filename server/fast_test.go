@@ -11,13 +11,7 @@ import (
 // changed ("" deletes one) and returns the status, content type and body.
 func statelessPost(t *testing.T, f *fixture, key, body string, headers map[string]string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("MCP-Protocol-Version", stateless)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "slugify")
+	req := statelessCall(f, key, "slugify", strings.NewReader(body))
 	for k, v := range headers {
 		if v == "" {
 			req.Header.Del(k)
@@ -32,6 +26,19 @@ func statelessPost(t *testing.T, f *fixture, key, body string, headers map[strin
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+// statelessCall is a 2026-07-28 tools/call request of tool with the
+// headers the revision asks for.
+func statelessCall(f *fixture, key, tool string, body io.Reader) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, f.url, body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("MCP-Protocol-Version", stateless)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	return req
 }
 
 // The direct path answers only the plainest stateless call; a request it
