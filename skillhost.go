@@ -385,6 +385,16 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	return l, nil
 }
 
+// Busy says that tenant has a request in flight outside any guest — being
+// read, checked or answered — until done is called. While guests of more
+// than one tenant compete for the processors, each tenant's are held to
+// an equal share (a guest past it waits at its next fuel slice), and a
+// busy tenant counts as wanting a processor, so that its request's next
+// step is not queued behind another tenant's spinning guests. A server
+// calls it for each request; calls of Run.Call count on their own (the
+// run's tenant is RunContext.Tenant).
+func (e *Engine) Busy(tenant string) (done func()) { return e.host.Busy(tenant) }
+
 // DefaultMemoryBudget is the memory an engine holds between calls when
 // neither Config.MemoryBudget nor the operator config sets a budget.
 const DefaultMemoryBudget = 1 << 30

@@ -15,12 +15,14 @@ import (
 // thread, but not a tenant with many guests from holding the machine: with
 // as many spinning guests as processors, another tenant's short call runs
 // on a third of a processor at best, and each step of its HTTP request
-// waits behind them. So the host counts the guests of each group running
-// an export, and while guests of more than one group run and there are
-// more of them than processors, a guest whose group runs more than its
-// equal share (processors / groups, at least one) parks at its next
-// refuel, until a guest ends or parks and it can run without taking the
-// share of another. A group alone on the host is never held back, so a
+// waits behind them — for the network poller, which the scheduler runs
+// only when a processor has nothing else to do, up to 10 ms. So the host
+// counts the guests of each group running an export, and the groups busy
+// outside guests (Host.Busy, a request in flight); while more than one
+// group is active and they want more than the processors, a guest whose
+// group runs more than its equal share (processors / groups, at least
+// one) parks at its next refuel, until a guest ends or parks or a request
+// ends and it can run without taking the share of another. A group alone on the host is never held back, so a
 // single tenant's calls run as before; a parked guest still ends at its
 // deadline, and parking costs it wall time, never fuel.
 //
@@ -29,8 +31,11 @@ import (
 type fairShare struct {
 	groups  sync.Map     // group name -> *shareGroup
 	running atomic.Int32 // guests running an export, not parked
-	active  atomic.Int32 // groups with a guest running or parked
+	active  atomic.Int32 // groups with a guest running or parked, or busy
 	parked  atomic.Int32
+	// busy counts the groups with work in flight outside guests (Busy):
+	// each wants a processor of its own.
+	busy atomic.Int32
 
 	mu sync.Mutex
 	// changed is closed, and replaced, when a parked guest may be able
@@ -42,19 +47,62 @@ type fairShare struct {
 type shareGroup struct {
 	members atomic.Int32 // running or parked
 	running atomic.Int32
+	busy    atomic.Int32 // Busy calls not yet done
+	load    atomic.Int32 // members + busy: the group is active while > 0
 	parks   atomic.Int64 // times one of them parked
+}
+
+func (f *fairShare) group(name string) *shareGroup {
+	v, ok := f.groups.Load(name)
+	if !ok {
+		v, _ = f.groups.LoadOrStore(name, &shareGroup{})
+	}
+	return v.(*shareGroup)
+}
+
+// more and less count one more or one less thing the group has in
+// flight, guest or not.
+func (f *fairShare) more(g *shareGroup) {
+	if g.load.Add(1) == 1 {
+		f.active.Add(1)
+	}
+}
+
+func (f *fairShare) less(g *shareGroup) {
+	if g.load.Add(-1) == 0 {
+		f.active.Add(-1)
+	}
+}
+
+// Busy says that group has work in flight outside any guest — an HTTP
+// request being read, checked or answered — until done is called: while
+// it has, the group counts as active and as wanting a processor, so that
+// other groups' guests past their share leave one to it. The network
+// poller, and with it every request's next step, runs only on a
+// processor no guest holds.
+func (h *Host) Busy(group string) (done func()) {
+	f := &h.fair
+	g := f.group(group)
+	f.more(g)
+	if g.busy.Add(1) == 1 {
+		f.busy.Add(1)
+	}
+	return func() {
+		if g.busy.Add(-1) == 0 {
+			f.busy.Add(-1)
+		}
+		f.less(g)
+		if f.parked.Load() > 0 {
+			f.wake()
+		}
+	}
 }
 
 // enter counts a guest of group that starts running an export.
 func (f *fairShare) enter(group string) *shareGroup {
-	v, ok := f.groups.Load(group)
-	if !ok {
-		v, _ = f.groups.LoadOrStore(group, &shareGroup{})
-	}
-	g := v.(*shareGroup)
-	if g.members.Add(1) == 1 {
-		f.active.Add(1)
-	}
+	g := f.group(group)
+	f.more(g)
+	g.members.Add(1)
 	g.running.Add(1)
 	f.running.Add(1)
 	return g
@@ -64,9 +112,8 @@ func (f *fairShare) enter(group string) *shareGroup {
 func (f *fairShare) leave(g *shareGroup) {
 	g.running.Add(-1)
 	f.running.Add(-1)
-	if g.members.Add(-1) == 0 {
-		f.active.Add(-1)
-	}
+	g.members.Add(-1)
+	f.less(g)
 	if f.parked.Load() > 0 {
 		f.wake()
 	}
@@ -80,7 +127,7 @@ func (f *fairShare) over(g *shareGroup, extra int32) bool {
 		return false
 	}
 	procs := int32(runtime.GOMAXPROCS(0))
-	if f.running.Load()+extra <= procs {
+	if f.running.Load()+extra+f.busy.Load() <= procs {
 		return false
 	}
 	return g.running.Load()+extra > max(1, procs/groups)

@@ -39,10 +39,7 @@ func newFairHost(t *testing.T) *Host {
 }
 
 // group returns the counts of one group of the host's fair share.
-func group(h *Host, name string) *shareGroup {
-	v, _ := h.fair.groups.LoadOrStore(name, &shareGroup{})
-	return v.(*shareGroup)
-}
+func group(h *Host, name string) *shareGroup { return h.fair.group(name) }
 
 // spinners starts n guests of group that spin to their deadline, and
 // waits until they all run.
@@ -134,5 +131,35 @@ func TestFairShareToolCallLeavesTheShare(t *testing.T) {
 	}
 	if m := group(h, "a").members.Load(); m != 0 {
 		t.Errorf("after the call: %d members, want 0", m)
+	}
+}
+
+// A group with a request in flight and no guest running (Host.Busy) is
+// left a processor: the spinning group parks down to its share while the
+// request lasts, and runs whole again after.
+func TestFairShareLeavesAProcessorToABusyGroup(t *testing.T) {
+	h := newFairHost(t)
+	spin := loadFixture(t, h, "wat/loop.wasm")
+	procs := runtime.GOMAXPROCS(0)
+	wait := spinners(t, h, spin, "b", procs, 3*time.Second)
+	b := group(h, "b")
+	done := h.Busy("a")
+	for deadline := time.Now().Add(time.Second); b.running.Load() >= int32(procs); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b still runs %d guests on %d processors while a is busy", b.running.Load(), procs)
+		}
+	}
+	if want := int32(max(1, procs/2)); b.running.Load() > want {
+		t.Errorf("b runs %d guests while a is busy, want at most its share, %d", b.running.Load(), want)
+	}
+	done()
+	for deadline := time.Now().Add(time.Second); b.running.Load() < int32(procs); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b runs %d of its %d guests after a's request ended", b.running.Load(), procs)
+		}
+	}
+	wait()
+	if a := group(h, "a"); a.load.Load() != 0 || h.fair.busy.Load() != 0 || h.fair.active.Load() != 0 {
+		t.Errorf("after everything: a's load %d, busy groups %d, active groups %d; want none", a.load.Load(), h.fair.busy.Load(), h.fair.active.Load())
 	}
 }

@@ -170,6 +170,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer release()
+		// While the request is in flight, other tenants' guests leave
+		// this tenant its share of the processors (see Engine.Busy).
+		defer s.e.Busy(t.id)()
 		if stateless && !batch && len(msgs) == 1 && s.fastCall(w, r, t, &msgs[0]) {
 			return
 		}
