@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -170,9 +171,11 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer release()
-		// While the request is in flight, other tenants' guests leave
-		// this tenant its share of the processors (see Engine.Busy).
-		defer s.e.Busy(t.id)()
+		// While the request is in flight, and for a moment after (a
+		// client's next request, and its reading of this answer, wait
+		// on the network poller too), other tenants' guests leave this
+		// tenant its share of the processors (see Engine.Busy).
+		defer time.AfterFunc(busyLinger, s.e.Busy(t.id))
 		if stateless && !batch && len(msgs) == 1 && s.fastCall(w, r, t, &msgs[0]) {
 			return
 		}
@@ -183,6 +186,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	t.stateful.ServeHTTP(w, r)
 }
+
+// busyLinger is how long a tenant stays busy after its request ended.
+const busyLinger = 100 * time.Millisecond
 
 // admitHTTP reads the body of a POST to find the tool calls in it and
 // takes each into the tenant's quotas. A call refused by a quota is 429
