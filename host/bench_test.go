@@ -270,21 +270,30 @@ func BenchmarkParallelCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		input := []byte(c.input)
-		b.Run("guest="+c.name+"/state=fresh", func(b *testing.B) {
-			ctx := context.Background()
-			res, err := m.Call(ctx, c.export, input, nil)
-			benchCheck(b, c, "skillhost")(0, res.Output, err)
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := m.Call(ctx, c.export, input, nil); err != nil {
-						b.Error(err)
-						return
+		for _, protect := range []bool{false, true} {
+			name := "guest=" + c.name + "/state=fresh/restore=copy"
+			if protect {
+				// Restores as they were: every page copied back is
+				// protected again.
+				name = "guest=" + c.name + "/state=fresh/restore=protect"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer host.SetProtectAlways(host.SetProtectAlways(protect))
+				ctx := context.Background()
+				res, err := m.Call(ctx, c.export, input, nil)
+				benchCheck(b, c, "skillhost")(0, res.Output, err)
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := m.Call(ctx, c.export, input, nil); err != nil {
+							b.Error(err)
+							return
+						}
 					}
-				}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
-		})
+		}
 		b.Run("guest="+c.name+"/state=pool", func(b *testing.B) {
 			ctx := context.Background()
 			p, err := m.NewPool(host.CallOptions{}, runtime.GOMAXPROCS(0))

@@ -1,6 +1,10 @@
 package host
 
-import "github.com/tetratelabs/wazero/experimental"
+import (
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
 
 // capAllocator backs one instance's linear memory and refuses to grow it
 // past limit, so each call can have its own memory cap while all instances
@@ -55,3 +59,8 @@ func (m *capMemory) Reallocate(size uint64) []byte {
 }
 
 func (m *capMemory) Free() { m.buf = nil }
+
+// protectAlways, set by tests and benchmarks, makes every restore of a
+// tracked memory protect what it copied back, as restores did before they
+// left pages writable (see dirtyTracker.restore).
+var protectAlways atomic.Bool

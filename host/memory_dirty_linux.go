@@ -3,8 +3,8 @@
 package host
 
 import (
+	"bytes"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -12,13 +12,16 @@ import (
 
 // Dirty-page tracking: the kernel write-protects a bound memory's pages
 // (userfaultfd in asynchronous write-protect mode, Linux 6.7 and later)
-// and records which ones a call wrote; PAGEMAP_SCAN reports them, the
-// restore copies the image's bytes over just those pages and protects them
-// again. The pages stay mapped, so the next call that writes them takes a
-// write-protect fault instead of a new page: on a machine where a page
-// fault costs microseconds (a virtual machine), a restore that dropped the
-// pages (madvise) made every call pay one full fault per page it wrote.
-// Where the kernel lacks any of it, resets drop the pages instead.
+// and records which ones a call wrote; PAGEMAP_SCAN reports them, and the
+// restore copies the image's bytes over just those pages. The pages stay
+// mapped, so the next call that writes them takes at most a write-protect
+// fault instead of a new page: on a machine where a page fault costs
+// microseconds (a virtual machine), a restore that dropped the pages
+// (madvise) made every call pay one full fault per page it wrote. Pages
+// the calls keep changing are left writable and copied back on every
+// restore; they are protected again once most of them go unchanged (see
+// restore). Where the kernel lacks any of it, resets drop the pages
+// instead.
 
 const (
 	uffdUserModeOnly       = 1
@@ -67,12 +70,14 @@ var tracker = sync.OnceValue(func() *dirtyTracker {
 		syscall.Close(int(fd))
 		return nil
 	}
-	return &dirtyTracker{uffd: int(fd), pagemap: pm}
+	return &dirtyTracker{uffd: int(fd), pagemap: pm, pm: pm.Fd()}
 })
 
 type dirtyTracker struct {
 	uffd    int
 	pagemap *os.File
+	// pm is pagemap's descriptor.
+	pm uintptr
 }
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
@@ -97,17 +102,45 @@ func (t *dirtyTracker) protect(start, end uint64) error {
 	return ioctl(t.uffd, uffdioWriteprotect, unsafe.Pointer(&wp))
 }
 
-// restore copies src over every page of dst written since it was last
-// protected, and protects those pages again: one scan lists them, and once
-// they are copied, one more protects them all (one flush of the other
-// cores' address translations, not one per run of pages).
-func (t *dirtyTracker) restore(dst, src []byte) error {
+// dirtyState is what a tracked memory keeps from one restore to the next.
+type dirtyState struct {
+	// vec receives the scan's regions; it is on the heap, which does not
+	// move, as the kernel writes it.
+	vec [scanRegions]pageRegion
+	// loose counts the pages the last restore copied back and left
+	// writable.
+	loose int
+}
+
+// osPageSize is the size of the pages the kernel tracks and the scan
+// reports.
+var osPageSize = uint64(os.Getpagesize())
+
+// minCold is how many pages a restore leaves writable however few the
+// call changed (see restore).
+const minCold = 16
+
+// restore copies src over every page of dst that is not write-protected:
+// the pages written since they were last protected, and those an earlier
+// restore left writable. One scan lists them.
+//
+// Protecting pages again costs more than it saves when the next call
+// writes them anyway: protecting makes the kernel flush the address
+// translations of every core running a thread of the process (an
+// interrupt to each, which waits for the answer; in a virtual machine
+// tens of microseconds when another core is busy), and the next write to
+// the page takes a fault. So a page is copied only when it differs from
+// the image, and pages are left writable while those the call changed are
+// at least as many as those it left as they were (cold: they cost a
+// comparison per restore and nothing else), or while fewer than minCold
+// are cold. Otherwise everything the scan listed is protected again, in
+// one more scan (one flush per 2 MiB of memory that holds such pages).
+func (t *dirtyTracker) restore(dst, src []byte, st *dirtyState) error {
 	base := uint64(uintptr(unsafe.Pointer(&dst[0])))
 	end := base + uint64(len(dst))
-	// On the heap, which does not move, as the kernel writes it.
-	vec := new([scanRegions]pageRegion)
-	defer runtime.KeepAlive(vec)
+	vec := &st.vec
 	first, last := end, base
+	changed, cold := 0, 0
 	for start := base; start < end; {
 		arg := pmScanArg{
 			size: uint64(unsafe.Sizeof(pmScanArg{})), flags: pmScanCheckWPAsync, start: start, end: end,
@@ -119,7 +152,15 @@ func (t *dirtyTracker) restore(dst, src []byte) error {
 			return err
 		}
 		for _, r := range vec[:n] {
-			copy(dst[r.start-base:r.end-base], src[r.start-base:r.end-base])
+			for p := r.start - base; p < r.end-base; p += osPageSize {
+				d, s := dst[p:p+osPageSize], src[p:p+osPageSize]
+				if bytes.Equal(d, s) {
+					cold++
+					continue
+				}
+				copy(d, s)
+				changed++
+			}
 			first, last = min(first, r.start), max(last, r.end)
 		}
 		if arg.walkEnd <= start {
@@ -128,6 +169,11 @@ func (t *dirtyTracker) restore(dst, src []byte) error {
 		start = arg.walkEnd
 	}
 	if first >= last {
+		st.loose = 0
+		return nil
+	}
+	if !protectAlways.Load() && (cold < minCold || cold <= changed) {
+		st.loose = changed + cold
 		return nil
 	}
 	// Protect what was written in [first, last), reporting nothing.
@@ -135,12 +181,15 @@ func (t *dirtyTracker) restore(dst, src []byte) error {
 		size: uint64(unsafe.Sizeof(pmScanArg{})), flags: pmScanWPMatching | pmScanCheckWPAsync, start: first, end: last,
 		categoryMask: pageIsWritten, returnMask: pageIsWritten,
 	}
-	_, err := t.scan(&arg)
-	return err
+	if _, err := t.scan(&arg); err != nil {
+		return err
+	}
+	st.loose = 0
+	return nil
 }
 
 func (t *dirtyTracker) scan(arg *pmScanArg) (int, error) {
-	n, _, errno := syscall.Syscall(syscall.SYS_IOCTL, t.pagemap.Fd(), pagemapScan, uintptr(unsafe.Pointer(arg)))
+	n, _, errno := syscall.Syscall(syscall.SYS_IOCTL, t.pm, pagemapScan, uintptr(unsafe.Pointer(arg)))
 	if errno != 0 {
 		return 0, errno
 	}

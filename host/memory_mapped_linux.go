@@ -94,9 +94,9 @@ type mappedMemory struct {
 	region []byte // the whole reservation
 	size   uint64
 	img    *memImage // the bound image, or nil
-	// tracked is set when the kernel tracks the pages written (see
+	// dirty is set when the kernel tracks the pages written (see
 	// dirtyTracker).
-	tracked bool
+	dirty *dirtyState
 }
 
 // newMappedMemory reserves max bytes, or returns nil when it cannot.
@@ -144,22 +144,25 @@ func (m *mappedMemory) bind(img *memImage) error {
 		return errno
 	}
 	m.img = img
+	m.dirty = nil
 	if t := tracker(); t != nil && t.track(m.region[:img.size]) == nil {
-		m.tracked = true
+		m.dirty = new(dirtyState)
 	}
 	return nil
 }
 
 // reset brings back the image's bytes in every page the instance wrote
 // since it was bound or last reset: tracked, it copies them over those
-// pages; otherwise it drops the pages, so that they read the image again.
-// Its cost is that of the pages written, not of the memory's size.
+// pages (see dirtyTracker.restore); otherwise it drops the pages, so that
+// they read the image again. Its cost is mostly that of the pages written;
+// tracked, the kernel's scan also reads one page-table entry per page of
+// the memory (about 5 ns each).
 func (m *mappedMemory) reset() error {
 	if m.img == nil || m.region == nil || m.size != uint64(m.img.size) {
 		return errGrown
 	}
-	if m.tracked {
-		err := tracker().restore(m.region[:m.img.size], m.img.src)
+	if m.dirty != nil {
+		err := tracker().restore(m.region[:m.img.size], m.img.src, m.dirty)
 		runtime.KeepAlive(m.img)
 		return err
 	}

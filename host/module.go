@@ -29,6 +29,10 @@ type Module struct {
 
 	mu    sync.Mutex
 	fresh map[string]*freshPool // restorable instances by profile
+
+	// tools holds the exports found callable: checking them again
+	// allocates (wazero builds the type lists on each request).
+	tools sync.Map
 }
 
 // Name returns the name the module was loaded under.
@@ -64,6 +68,9 @@ func isInit(init []string, name string) bool {
 
 // callable reports why export cannot be called, or nil.
 func (m *Module) callable(export string) error {
+	if _, ok := m.tools.Load(export); ok {
+		return nil
+	}
 	d, ok := m.c.exports[export]
 	if !ok {
 		return fmt.Errorf("%w: %s has no export %q", ErrExportNotFound, m.name, export)
@@ -71,6 +78,7 @@ func (m *Module) callable(export string) error {
 	if len(d.ParamTypes()) != 0 || len(d.ResultTypes()) > 1 || (len(d.ResultTypes()) == 1 && d.ResultTypes()[0] != i32) {
 		return fmt.Errorf("%w: %s export %q has type %s; tools are () -> i32", ErrExportNotFound, m.name, export, signature(d))
 	}
+	m.tools.Store(export, struct{}{})
 	return nil
 }
 

@@ -34,8 +34,11 @@ import (
 // instance per call.
 
 const (
-	// maxReuse bounds how many calls one restored instance serves.
-	maxReuse = 1000
+	// maxReuse bounds how many calls one restored instance serves. A new
+	// instance of a Go guest costs milliseconds (wazero applies thousands
+	// of data segments), so that at 1,000 its replacement was a quarter of
+	// a short call's time (see RATIONALE.md).
+	maxReuse = 10000
 	// maxStates bounds how many instantiation profiles (mounts, env, memory
 	// cap) a module keeps restorable instances for; with a memory budget,
 	// which bounds what they hold together, maxBudgetedStates does.
