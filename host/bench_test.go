@@ -258,7 +258,11 @@ func wantLCG(n int) string {
 // BenchmarkParallelCall calls one tool from GOMAXPROCS goroutines at once,
 // each call in fresh state (Module.Call restoring a snapshot) or in a
 // pool's warm instances: run with -cpu 1,2 and compare calls/s, which
-// should grow with the cores.
+// should grow with the cores. cpu-ns/op is the CPU time the process used
+// per call: it stays the same from one caller to two when nothing makes
+// concurrent calls cost more, even while other jobs hold the cores.
+// restore=protect restores as restores did before they left changed pages
+// writable (see dirtyTracker.restore).
 func BenchmarkParallelCall(b *testing.B) {
 	for _, c := range []benchCase{
 		{name: "go-echo", file: benchGoGuest, export: "echo", input: "ping", want: "ping"},
@@ -283,6 +287,7 @@ func BenchmarkParallelCall(b *testing.B) {
 				res, err := m.Call(ctx, c.export, input, nil)
 				benchCheck(b, c, "skillhost")(0, res.Output, err)
 				b.ReportAllocs()
+				cpu := processCPU()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						if _, err := m.Call(ctx, c.export, input, nil); err != nil {
@@ -291,7 +296,7 @@ func BenchmarkParallelCall(b *testing.B) {
 						}
 					}
 				})
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+				reportCalls(b, cpu)
 			})
 		}
 		b.Run("guest="+c.name+"/state=pool", func(b *testing.B) {
@@ -302,6 +307,7 @@ func BenchmarkParallelCall(b *testing.B) {
 			}
 			defer p.Close()
 			b.ReportAllocs()
+			cpu := processCPU()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := p.Call(ctx, c.export, input); err != nil {
@@ -310,8 +316,17 @@ func BenchmarkParallelCall(b *testing.B) {
 					}
 				}
 			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+			reportCalls(b, cpu)
 		})
+	}
+}
+
+// reportCalls reports calls/s and, where the process's CPU time can be
+// read, the CPU time per call since cpu was read.
+func reportCalls(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	if used := processCPU() - cpu; cpu > 0 && used > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 
