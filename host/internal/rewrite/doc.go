@@ -49,6 +49,26 @@
 // executed and deterministic fuel comes for free. It undercounts: a loop
 // whose body starts with a conditional exit is charged for that test only.
 //
+// # The tick check
+//
+// With Options.Tick the check counts nothing: it tests a flag the host
+// changes when a deadline may have passed,
+//
+//	global.get $flag; if (blocktype empty) call $tick; drop end
+//
+// a load and a branch, with no store. The flag is a mutable i32 imported
+// as TickModule/TickGlobal ("skillhost:tick" "flag"), and the function is
+// ImportModule/DefaultTickImportName ("skillhost:fuel" "tick", of the
+// refuel type, its result dropped); no budget global is added or exported.
+// The flag import comes after the module's own imports, so it gets the
+// global index Info.TickGlobal = the number of imported globals, and every
+// global the module defines moves up by one. Instrument renumbers every
+// global index: global.get and global.set in code, global.get in constant
+// expressions (global, table and element initialisers, element and data
+// offsets), global exports, the name section's global names and the
+// exports Options.ExportGlobals adds (which keep the input's index in
+// their name, GlobalExport.Index).
+//
 // # Why function entries and loop heads suffice
 //
 // Without a loop, control inside a function only moves forward: block, if,
