@@ -105,7 +105,10 @@ func (c Config) WithLogLevel(l abi.LogLevel) Config {
 // WithMetering turns the rewriting of modules for fuel metering on (the
 // default) or off. A metered module checks a budget at every loop head and
 // function entry and reaches the host when it runs out, which stops it at
-// its deadline at a few percent of its speed and counts its fuel. Off, every
+// its deadline at a few percent of its speed and counts its fuel; on Linux
+// a call without a fuel limit (nor CallOptions.CountFuel) checks a flag
+// the host sets every millisecond instead, cheaper still, and counts
+// nothing (see Result.Fuel). Off, every
 // module runs under wazero's close-on-context-done, which stops it too but
 // costs 3.5-25 times on compute, and max_fuel cannot be enforced.
 func (c Config) WithMetering(on bool) Config {

@@ -86,6 +86,11 @@ type CallOptions struct {
 	// OnLog, when set, receives each guest log entry as it is written, in
 	// addition to Result.Logs.
 	OnLog func(LogEntry)
+	// CountFuel counts the fuel of a call without a fuel limit, for
+	// accounting (a tenant's fuel quota): such a call then checks a budget
+	// at every loop head and function entry, as one with a limit does,
+	// instead of the cheaper tick flag (see Result.Fuel).
+	CountFuel bool
 
 	// command, set by RunCommand, gives the instance a command's argv,
 	// stdin, stdout and stderr.
@@ -118,8 +123,21 @@ type Result struct {
 	Instantiate time.Duration
 	Execute     time.Duration
 	// Fuel is the instructions the call ran (the guest's initialisation not
-	// included), counted the same on any machine; 0 for unmetered modules.
-	Fuel int64
+	// included), counted the same on any machine, when FuelCounted is set.
+	// Fuel is counted for calls with a fuel limit (Limits.MaxFuel) and on
+	// hosts that cannot run the tick check (other systems than Linux). A
+	// call without a fuel limit on Linux checks its deadline with a flag
+	// the host sets every millisecond instead, at a lower cost, and counts
+	// nothing: Fuel is 0 and FuelCounted false, as for unmetered modules
+	// (Module.Metered).
+	Fuel        int64
+	FuelCounted bool
+}
+
+// countsFuel reports whether a call under limits and opts counts fuel, and
+// so runs the module rewritten with the budget rather than the tick check.
+func countsFuel(limits Limits, opts *CallOptions) bool {
+	return limits.MaxFuel > 0 || opts.CountFuel
 }
 
 // Call runs export in a fresh instance with input as the Extism input and
@@ -148,7 +166,11 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	defer cancel()
 	var fp *freshPool
 	if m.c.snapshottable() {
-		fp = m.freshPool(profile(opts.Grant, limits))
+		key := profile(opts.Grant, limits)
+		if countsFuel(limits, opts) {
+			key += "F" // instances of the module that counts fuel
+		}
+		fp = m.freshPool(key)
 	}
 	var in *instance
 	if fp != nil {

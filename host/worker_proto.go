@@ -213,6 +213,7 @@ type callMsg struct {
 	Deadline    int64 `json:"deadline_ns,omitempty"`
 	HasTools    bool  `json:"has_tools,omitempty"`
 	HasServices bool  `json:"has_services,omitempty"`
+	CountFuel   bool  `json:"count_fuel,omitempty"`
 }
 
 type cancelMsg struct {
@@ -256,6 +257,7 @@ type resultMsg struct {
 	ReturnCode    int32  `json:"return_code"`
 	LogsTruncated bool   `json:"logs_truncated,omitempty"`
 	Fuel          int64  `json:"fuel,omitempty"`
+	FuelCounted   bool   `json:"fuel_counted,omitempty"`
 	// Instantiate and Execute are the worker's Result.Instantiate and
 	// Result.Execute, in nanoseconds.
 	Instantiate int64      `json:"instantiate_ns,omitempty"`

@@ -248,7 +248,8 @@ func (w *wasmTool) call(ctx context.Context, c *call) (*Result, error) {
 		}
 		g.Config = cfg
 	}
-	c.host = host.CallOptions{Grant: g, Tools: dispatcher{c.run}, Services: c.run.services, OnLog: c.opts.OnLog}
+	c.host = host.CallOptions{Grant: g, Tools: dispatcher{c.run}, Services: c.run.services, OnLog: c.opts.OnLog,
+		CountFuel: c.run.countFuel}
 	hres, err := hm.Call(ctx, c.tool.Export, c.args, &c.host)
 	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel, Instantiate: hres.Instantiate, Execute: hres.Execute}
 	if err != nil {

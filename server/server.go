@@ -331,7 +331,9 @@ func (ss *session) startRun() error {
 	}
 	run, err := ss.s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: ss.id}, &skillhost.RunOptions{
 		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
-		Services: ss.s.ops.providers.forTenant(t.id)})
+		Services: ss.s.ops.providers.forTenant(t.id),
+		// A fuel quota is charged what the calls ran: count it.
+		CountFuel: t.cfg.Quotas.FuelPerMinute > 0})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,8 @@
+package host
+
+// Test hooks for the tick check; compiled into tests only.
+
+// WaitTickCheck waits until calls of m without a fuel limit can run the
+// module with the tick check (see compiled.tickModule), which is made in
+// the background after the first such call, and starts making it.
+func WaitTickCheck(m *Module) { m.c.waitTick(m.h) }
