@@ -17,7 +17,7 @@ import (
 func TestRewriteFormatIsCurrent(t *testing.T) {
 	want := map[bool]string{
 		false: "skillhost-rewrite-2 65de0b7f1d3d818e2fd2df5584c824a68d29913ad823f9e6f042cab57b7b3144",
-		true:  "skillhost-tick-1 bcc7c4e20f0eef907a850c452ce281298652015f295dd9e4cd92101e26d81b62",
+		true:  "skillhost-tick-2 6220672ac1075e1e482dc8903cf8d28595a446be3af5836f36cff1233c635776",
 	}
 	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
 	if err != nil {

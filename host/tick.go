@@ -18,17 +18,17 @@ import (
 
 // tickModuleWasm is the module whose one global is the tick flag that
 // modules rewritten with rewrite.Options.Tick import:
-// (module (global (export "flag") (mut i32) (i32.const 1))). It starts set:
+// (module (global (export "flag") (mut i64) (i64.const 1))). It starts set:
 // see ticker.
 var tickModuleWasm = []byte{
 	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-	0x06, 0x06, 0x01, 0x7f, 0x01, 0x41, 0x01, 0x0b, // global section
+	0x06, 0x06, 0x01, 0x7e, 0x01, 0x42, 0x01, 0x0b, // global section
 	0x07, 0x08, 0x01, 0x04, 'f', 'l', 'a', 'g', 0x03, 0x00, // export section
 }
 
 // instantiateTickModule instantiates the tick flag's module in rt and
 // returns it and the address of the flag's value.
-func instantiateTickModule(ctx context.Context, rt wazero.Runtime) (api.Module, *uint32, error) {
+func instantiateTickModule(ctx context.Context, rt wazero.Runtime) (api.Module, *uint64, error) {
 	mod, err := rt.InstantiateWithConfig(ctx, tickModuleWasm, wazero.NewModuleConfig().WithName(rewrite.TickModule))
 	if err != nil {
 		return nil, nil, err
@@ -45,7 +45,7 @@ func instantiateTickModule(ctx context.Context, rt wazero.Runtime) (api.Module, 
 // a global's value where it expects.
 var errGlobalLayout = errors.New("wazero does not keep global values where skillhost expects them")
 
-// globalValueAddr returns the address of the value of g, a mutable i32
+// globalValueAddr returns the address of the value of g, a mutable i64
 // global that a Wasm module (not a host module) defines and exports.
 // wazero v1.12.0 does not expose it: its compiler keeps the value in the
 // defining module's context (moduleEngine.opaque), and every module
@@ -56,15 +56,15 @@ var errGlobalLayout = errors.New("wazero does not keep global values where skill
 // found at one and the same aligned word, and a word written there must be
 // what g reads. Any other layout gives errGlobalLayout, and the host counts
 // fuel for every call instead (TestTickFlagLayout pins the layout).
-func globalValueAddr(g api.Global) (p *uint32, err error) {
+func globalValueAddr(g api.Global) (p *uint64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("%w: %v", errGlobalLayout, r)
 		}
 	}()
 	mg, ok := g.(api.MutableGlobal)
-	if !ok || g.Type() != api.ValueTypeI32 {
-		return nil, fmt.Errorf("%w: not a mutable i32 global", errGlobalLayout)
+	if !ok || g.Type() != api.ValueTypeI64 {
+		return nil, fmt.Errorf("%w: not a mutable i64 global", errGlobalLayout)
 	}
 	v := reflect.ValueOf(g)
 	if v.Kind() == reflect.Pointer {
@@ -90,11 +90,11 @@ func globalValueAddr(g api.Global) (p *uint32, err error) {
 		return nil, fmt.Errorf("%w: module engine %s has no context", errGlobalLayout, me.Type())
 	}
 	ctxBytes := unsafe.Slice((*byte)(op.UnsafePointer()), op.Len())
-	find := func(marker uint32) int {
-		mg.Set(uint64(marker))
+	find := func(marker uint64) int {
+		mg.Set(marker)
 		at := -1
 		for i := 0; i+8 <= len(ctxBytes); i += 8 {
-			if binary.LittleEndian.Uint64(ctxBytes[i:]) == uint64(marker) {
+			if binary.LittleEndian.Uint64(ctxBytes[i:]) == marker {
 				if at >= 0 {
 					return -1
 				}
@@ -103,12 +103,12 @@ func globalValueAddr(g api.Global) (p *uint32, err error) {
 		}
 		return at
 	}
-	at := find(0x5ce11e51)
-	if at < 0 || find(0x0b5e55ed) != at {
+	at := find(0x5ce11e515ce11e51)
+	if at < 0 || find(0x0b5e55ed0b5e55ed) != at {
 		return nil, fmt.Errorf("%w: the value is not in the module context", errGlobalLayout)
 	}
-	p = (*uint32)(unsafe.Pointer(&ctxBytes[at]))
-	atomic.StoreUint32(p, 0x7a11e1)
+	p = (*uint64)(unsafe.Pointer(&ctxBytes[at]))
+	atomic.StoreUint64(p, 0x7a11e1)
 	if mg.Get() != 0x7a11e1 {
 		return nil, fmt.Errorf("%w: a write to the value is not what the global reads", errGlobalLayout)
 	}

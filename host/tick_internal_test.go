@@ -33,13 +33,13 @@ func TestTickFlagLayout(t *testing.T) {
 		}
 		t.Fatalf("no ticker with wazero %s (written for v1.12.0): %v", version, h.tickOff)
 	}
-	// (module (import "skillhost:tick" "flag" (global (mut i32)))
-	//   (func (export "get") (result i32) global.get 0))
+	// (module (import "skillhost:tick" "flag" (global (mut i64)))
+	//   (func (export "get") (result i64) global.get 0))
 	wasm := []byte{
 		0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-		0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f,
+		0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7e,
 		0x02, 0x18, 0x01, 0x0e, 's', 'k', 'i', 'l', 'l', 'h', 'o', 's', 't', ':', 't', 'i', 'c', 'k',
-		0x04, 'f', 'l', 'a', 'g', 0x03, 0x7f, 0x01,
+		0x04, 'f', 'l', 'a', 'g', 0x03, 0x7e, 0x01,
 		0x03, 0x02, 0x01, 0x00,
 		0x07, 0x07, 0x01, 0x03, 'g', 'e', 't', 0x00, 0x00,
 		0x0a, 0x06, 0x01, 0x04, 0x00, 0x23, 0x00, 0x0b,
@@ -49,13 +49,13 @@ func TestTickFlagLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	get := mod.ExportedFunction("get")
-	for _, v := range []uint32{0, 1, 7, 0} {
-		atomic.StoreUint32(h.tick.flag, v)
+	for _, v := range []uint64{0, 1, 7, 1 << 40, 0} {
+		atomic.StoreUint64(h.tick.flag, v)
 		res, err := get.Call(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if uint32(res[0]) != v {
+		if res[0] != v {
 			t.Fatalf("a guest reads the flag as %d after the host wrote %d", res[0], v)
 		}
 	}

@@ -34,7 +34,7 @@ const tickPeriod = time.Millisecond
 // were the goroutine preempted between clearing and reading, with guests
 // holding every processor, nothing would set the flag again.
 type ticker struct {
-	flag *uint32
+	flag *uint64
 
 	mu      sync.Mutex
 	fd      int
@@ -44,7 +44,7 @@ type ticker struct {
 	closed  bool
 }
 
-func newTicker(flag *uint32) (*ticker, error) {
+func newTicker(flag *uint64) (*ticker, error) {
 	fd, _, errno := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, 1 /* CLOCK_MONOTONIC */, syscall.O_CLOEXEC, 0)
 	if errno != 0 {
 		return nil, errno
@@ -103,7 +103,7 @@ func (t *ticker) read() {
 		if errno != 0 {
 			// The flag may be clear with no read pending: set it, so that
 			// guests keep calling the host until this goroutine runs.
-			atomic.StoreUint32(t.flag, 1)
+			atomic.StoreUint64(t.flag, 1)
 		}
 		t.mu.Lock()
 		if t.closed {
@@ -132,7 +132,7 @@ func (t *ticker) read() {
 //go:nosplit
 //go:norace
 //go:noinline
-func rearm(fd int, flag *uint32) syscall.Errno {
+func rearm(fd int, flag *uint64) syscall.Errno {
 	*flag = 0
 	_, _, errno := syscall.Syscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(flag)), 8)
 	return errno

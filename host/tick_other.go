@@ -10,7 +10,7 @@ const tickSupported = false
 
 type ticker struct{}
 
-func newTicker(*uint32) (*ticker, error) { return nil, errors.ErrUnsupported }
+func newTicker(*uint64) (*ticker, error) { return nil, errors.ErrUnsupported }
 
 func (*ticker) start() {}
 func (*ticker) stop()  {}

@@ -54,9 +54,9 @@
 // With Options.Tick the check counts nothing: it tests a flag the host
 // changes when a deadline may have passed,
 //
-//	global.get $flag; if (blocktype empty) call $tick; drop end
+//	global.get $flag; i64.eqz; i32.eqz; if (blocktype empty) call $tick; drop end
 //
-// a load and a branch, with no store. The flag is a mutable i32 imported
+// a load and a branch, with no store. The flag is a mutable i64 imported
 // as TickModule/TickGlobal ("skillhost:tick" "flag"), and the function is
 // ImportModule/DefaultTickImportName ("skillhost:fuel" "tick", of the
 // refuel type, its result dropped); no budget global is added or exported.

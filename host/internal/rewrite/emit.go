@@ -276,7 +276,7 @@ func (m *module) growSection(out []byte, s section, synthetic bool) ([]byte, err
 		if m.opts.Tick {
 			out = appendName(out, TickModule)
 			out = appendName(out, TickGlobal)
-			out = append(out, 0x03, 0x7f, 0x01) // mut i32
+			out = append(out, 0x03, 0x7e, 0x01) // mut i64
 		}
 	case secGlobal:
 		if m.opts.Tick {

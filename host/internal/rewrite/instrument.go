@@ -14,7 +14,7 @@ const (
 	// DefaultTickImportName is the function a guest rewritten with
 	// Options.Tick calls when the tick flag is set, in ImportModule.
 	DefaultTickImportName = "tick"
-	// TickModule and TickGlobal name the mutable i32 global, the tick
+	// TickModule and TickGlobal name the mutable i64 global, the tick
 	// flag, that a module rewritten with Options.Tick imports.
 	TickModule = "skillhost:tick"
 	TickGlobal = "flag"
@@ -39,7 +39,7 @@ type Options struct {
 	// DefaultImportName (DefaultTickImportName with Tick).
 	ImportModule, ImportName string
 	// Tick makes the check at function entries and loop heads a load and
-	// test of an imported flag, TickModule/TickGlobal (a mutable i32),
+	// test of an imported flag, TickModule/TickGlobal (a mutable i64),
 	// instead of the budget: the guest calls the import when the flag is
 	// non-zero and drops its result. Nothing is counted and no budget
 	// global is added; importing the flag moves every global the module
@@ -286,9 +286,9 @@ func (m *module) scan() error {
 	}
 	if m.opts.Tick {
 		m.info.Tick, m.info.TickGlobal = true, m.importedGlobals
-		// global.get $flag; if; call $tick; drop; end
+		// global.get $flag; i64.eqz; i32.eqz; if; call $tick; drop; end
 		m.check = appendU32([]byte{0x23}, m.importedGlobals)
-		m.check = append(m.check, 0x04, 0x40, 0x10)
+		m.check = append(m.check, 0x50, 0x45, 0x04, 0x40, 0x10)
 		m.check = appendU32(m.check, m.info.RefuelFunc)
 		m.check = append(m.check, 0x1a, 0x0b)
 		return nil

@@ -64,7 +64,7 @@ func tickHost(t *testing.T, ctx context.Context, r wazero.Runtime, flag uint64, 
 		t.Fatal(err)
 	}
 	tm, err := r.InstantiateWithConfig(ctx, mod(
-		sec(secGlobal, vec([]byte{0x7f, 0x01, 0x41, 0x00, 0x0b})),
+		sec(secGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x00, 0x0b})),
 		sec(secExport, vec(cat(str(TickGlobal), []byte{0x03, 0x00}))),
 	), wazero.NewModuleConfig().WithName(TickModule))
 	if err != nil {
