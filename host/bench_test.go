@@ -179,10 +179,11 @@ func BenchmarkCompute(b *testing.B) {
 // nothing, under skillhost and under raw wazero without any interruption
 // check, alternating the variants in every iteration so that a noisy
 // machine weighs on all alike, and reports the medians' ratios: x-none is
-// a warm skillhost instance (no fuel limit: the tick check on Linux)
-// against raw wazero, count-none the same counting fuel (CountFuel: the
-// budget check), fuel-none with a fuel limit set, fresh-none a call of
-// Module.Call (fresh state restored from the snapshot) against the raw
+// a warm skillhost instance without a fuel limit on a host with the tick
+// check (Config.WithTickCheck, on Linux) against raw wazero, count-none
+// the same counting fuel (CountFuel: the budget check, the default),
+// fuel-none with a fuel limit set, fresh-none a call of Module.Call (fresh
+// state restored from the snapshot, with the tick check) against the raw
 // warm call. The tight
 // loop is the 64-bit LCG of gobench intloop (Go) and wat/loop_count (a
 // bare WAT loop: the worst case, one check per four-cycle iteration).
@@ -196,7 +197,7 @@ func BenchmarkComputeRatio(b *testing.B) {
 	} {
 		b.Run("guest="+c.name, func(b *testing.B) {
 			ctx := context.Background()
-			h := newHost(b, testConfig())
+			h := newHost(b, testConfig().WithTickCheck(true))
 			m, err := h.Load(ctx, c.wasm(b), host.LoadOptions{Name: c.file})
 			if err != nil {
 				b.Fatal(err)

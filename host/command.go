@@ -49,8 +49,7 @@ type CommandResult struct {
 	Logs     []LogEntry
 	Duration time.Duration
 	// Fuel is the instructions the command ran when FuelCounted is set,
-	// as for Result.Fuel: counted with a fuel limit or CountFuel, not
-	// otherwise on Linux, never for unmetered modules.
+	// as for Result.Fuel.
 	Fuel        int64
 	FuelCounted bool
 }

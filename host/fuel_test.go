@@ -52,14 +52,17 @@ func TestFuelIsDeterministic(t *testing.T) {
 	_, err = load(t, h1, "wat/loop.wasm").Call(t.Context(), "spin", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: 5_000_000}}})
 	wantKind(t, err, host.ErrLimit)
 
-	// Without a fuel limit nor CountFuel, fuel is not counted on Linux
-	// (the tick check, once the module with it is made), and counted
-	// elsewhere.
-	lc := load(t, h1, "wat/loop_count.wasm")
+	// Without a fuel limit fuel is counted, but with the tick check on
+	// Linux (once the module with it is made), unless CountFuel asks.
+	res, err := load(t, h1, "wat/loop_count.wasm").Call(t.Context(), "count", []byte("1000"), nil)
+	if err != nil || !res.FuelCounted || res.Fuel != small {
+		t.Errorf("a call without a fuel limit: fuel %d, counted %v, %v; want %d", res.Fuel, res.FuelCounted, err, small)
+	}
+	lc := load(t, newHost(t, testConfig().WithTickCheck(true)), "wat/loop_count.wasm")
 	host.WaitTickCheck(lc)
-	res, err := lc.Call(t.Context(), "count", []byte("1000"), nil)
+	res, err = lc.Call(t.Context(), "count", []byte("1000"), nil)
 	if err != nil || res.FuelCounted != !tickLinux || (res.FuelCounted && res.Fuel != small) || (!res.FuelCounted && res.Fuel != 0) {
-		t.Errorf("a call without a fuel limit: fuel %d, counted %v, %v", res.Fuel, res.FuelCounted, err)
+		t.Errorf("a call without a fuel limit, tick check on: fuel %d, counted %v, %v", res.Fuel, res.FuelCounted, err)
 	}
 
 	// A Go guest, whose initialisation runs far more than its call, is

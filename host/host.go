@@ -152,8 +152,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	for name, def := range fuel.ExportedFunctionDefinitions() {
 		h.provided[fuel.Name()+"\x00"+name] = def
 	}
-	h.tickOff = errors.New("calls without a fuel limit need Linux to run with the tick check")
-	if tickSupported && cfg.metering {
+	switch {
+	case !cfg.tickCheck || !cfg.metering:
+		h.tickOff = errors.New("the tick check is off in the host configuration")
+	case !tickSupported:
+		h.tickOff = errors.New("the tick check needs Linux")
+	default:
 		h.tickOff = h.startTicker(ctx)
 	}
 	return h, nil

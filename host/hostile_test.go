@@ -61,15 +61,15 @@ var hostileCases = []hostileCase{
 // running beside it: every hostile call is contained with the expected
 // error, and every good call answers correctly.
 //
-// Metered, the set runs with the tick check (no fuel limit) and counting
-// fuel (CountFuel).
+// Metered, the set runs with the tick check (Config.WithTickCheck, no fuel
+// limit) and counting fuel (CountFuel).
 func TestHostileSetContained(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
 		metered, countFuel bool
 	}{{"tick", true, false}, {"fuel", true, true}, {"unmetered", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			testHostileSet(t, testConfig().WithMetering(tc.metered), tc.countFuel)
+			testHostileSet(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel)
 		})
 	}
 }

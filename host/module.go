@@ -86,10 +86,10 @@ type CallOptions struct {
 	// OnLog, when set, receives each guest log entry as it is written, in
 	// addition to Result.Logs.
 	OnLog func(LogEntry)
-	// CountFuel counts the fuel of a call without a fuel limit, for
-	// accounting (a tenant's fuel quota): such a call then checks a budget
-	// at every loop head and function entry, as one with a limit does,
-	// instead of the cheaper tick flag (see Result.Fuel).
+	// CountFuel counts the fuel of a call without a fuel limit on a host
+	// with the tick check (Config.WithTickCheck), for accounting (a
+	// tenant's fuel quota): such a call then checks a budget at every loop
+	// head and function entry, as one with a limit does (see Result.Fuel).
 	CountFuel bool
 
 	// command, set by RunCommand, gives the instance a command's argv,
@@ -124,12 +124,12 @@ type Result struct {
 	Execute     time.Duration
 	// Fuel is the instructions the call ran (the guest's initialisation not
 	// included), counted the same on any machine, when FuelCounted is set.
-	// Fuel is counted for calls with a fuel limit (Limits.MaxFuel) and on
-	// hosts that cannot run the tick check (other systems than Linux). A
-	// call without a fuel limit on Linux checks its deadline with a flag
-	// the host sets every millisecond instead, at a lower cost, and counts
-	// nothing: Fuel is 0 and FuelCounted false, as for unmetered modules
-	// (Module.Metered).
+	// Fuel is counted for every call of a metered module (Module.Metered)
+	// but, with Config.WithTickCheck on Linux, those without a fuel limit
+	// (Limits.MaxFuel) nor CallOptions.CountFuel: these check their
+	// deadline with a flag the host sets every millisecond instead, and
+	// count nothing; Fuel is then 0 and FuelCounted false, as for
+	// unmetered modules.
 	Fuel        int64
 	FuelCounted bool
 }

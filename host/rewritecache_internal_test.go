@@ -52,7 +52,7 @@ func TestRewrittenModulesAreCached(t *testing.T) {
 	}
 	run := func() int64 {
 		t.Helper()
-		h, err := New(ctx, NewConfig().WithCacheDir(dir))
+		h, err := New(ctx, NewConfig().WithCacheDir(dir).WithTickCheck(true))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ func TestTickFlagLayout(t *testing.T) {
 		t.Skip("no tick check on this system")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
+	h, err := New(ctx, NewConfig().WithTickCheck(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 		t.Skip("no tick check on this system")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
+	h, err := New(ctx, NewConfig().WithTickCheck(true))
 	if err != nil {
 		t.Fatal(err)
 	}

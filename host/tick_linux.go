@@ -11,7 +11,7 @@ import (
 )
 
 // tickSupported says whether calls without a fuel limit can run with the
-// tick check (see ticker).
+// tick check (see ticker and Config.WithTickCheck).
 const tickSupported = true
 
 // tickPeriod is how often the tick flag is set while calls are in flight:

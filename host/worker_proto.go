@@ -149,6 +149,7 @@ type wireConfig struct {
 	MaxToolDepth int          `json:"max_tool_depth"`
 	LogLevel     abi.LogLevel `json:"log_level"`
 	Metering     bool         `json:"metering"`
+	TickCheck    bool         `json:"tick_check,omitempty"`
 	MaxTableElem uint64       `json:"max_table_elements"`
 	MaxInitFuel  int64        `json:"max_init_fuel"`
 }
@@ -157,18 +158,18 @@ type wireConfig struct {
 // localConfigFields those that stay in the parent. A test checks that
 // every field of Config is one or the other.
 var (
-	wireConfigFields  = []string{"cacheDir", "defaults", "maxToolDepth", "logLevel", "metering", "maxTableElem", "maxInitFuel"}
+	wireConfigFields  = []string{"cacheDir", "defaults", "maxToolDepth", "logLevel", "metering", "tickCheck", "maxTableElem", "maxInitFuel"}
 	localConfigFields = []string{"isolation", "workers", "workerGrace", "workerCmd"}
 )
 
 func (c Config) wire(cacheDir string) wireConfig {
 	return wireConfig{CacheDir: cacheDir, Defaults: c.defaults, MaxToolDepth: c.maxToolDepth, LogLevel: c.logLevel,
-		Metering: c.metering, MaxTableElem: c.maxTableElem, MaxInitFuel: c.maxInitFuel}
+		Metering: c.metering, TickCheck: c.tickCheck, MaxTableElem: c.maxTableElem, MaxInitFuel: c.maxInitFuel}
 }
 
 func (w wireConfig) config() Config {
 	c := NewConfig().WithDefaultLimits(w.Defaults).WithMaxToolDepth(w.MaxToolDepth).WithLogLevel(w.LogLevel).
-		WithMetering(w.Metering).WithMaxTableElements(w.MaxTableElem).WithMaxInitFuel(w.MaxInitFuel)
+		WithMetering(w.Metering).WithTickCheck(w.TickCheck).WithMaxTableElements(w.MaxTableElem).WithMaxInitFuel(w.MaxInitFuel)
 	if w.CacheDir != "" {
 		c = c.WithCacheDir(w.CacheDir)
 	}
