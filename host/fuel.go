@@ -39,8 +39,7 @@ func instantiateFuelModule(ctx context.Context, rt wazero.Runtime) (api.Module, 
 		Export(rewrite.DefaultImportName).
 		NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(func(ctx context.Context, s []uint64) {
-			instFrom(ctx).tick(ctx)
-			s[0] = 0
+			s[0] = instFrom(ctx).tick(ctx)
 		}), none, []api.ValueType{i64}).
 		WithName(rewrite.DefaultTickImportName).
 		Export(rewrite.DefaultTickImportName).

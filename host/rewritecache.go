@@ -17,11 +17,11 @@ import (
 // the rewritten modules kept in the cache folder, so it must change
 // whenever the rewriter's output or Info does; TestRewriteFormatIsCurrent
 // fails until it has.
-const rewriteFormat = "skillhost-rewrite-2"
+const rewriteFormat = "skillhost-rewrite-3"
 
 // tickFormat names what the rewriter produces with the tick check, kept
 // under its own name beside rewriteFormat's output.
-const tickFormat = "skillhost-tick-2"
+const tickFormat = "skillhost-tick-3"
 
 // instrumentCached is instrument, remembered in the cache folder by the
 // digest of the original module: on a warm cache a process reads the

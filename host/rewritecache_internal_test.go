@@ -16,8 +16,8 @@ import (
 // too, or hosts would keep running modules rewritten the old way.
 func TestRewriteFormatIsCurrent(t *testing.T) {
 	want := map[bool]string{
-		false: "skillhost-rewrite-2 65de0b7f1d3d818e2fd2df5584c824a68d29913ad823f9e6f042cab57b7b3144",
-		true:  "skillhost-tick-2 6220672ac1075e1e482dc8903cf8d28595a446be3af5836f36cff1233c635776",
+		false: "skillhost-rewrite-3 034e2c95f86ed2483648a9a84d53cea115162932438d3ef4840b0b71e9519e6c",
+		true:  "skillhost-tick-3 9d4cf91988f17c92f36ddcf7e2f1248329b3e9d8f54b81d84ca26afb96d78a0b",
 	}
 	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
 	if err != nil {

@@ -41,6 +41,10 @@ func instantiateTickModule(ctx context.Context, rt wazero.Runtime) (api.Module, 
 	return mod, flag, nil
 }
 
+// tickGeneration marks the values the ticker writes into the tick flag,
+// against the expiration counts the kernel writes (see ticker).
+const tickGeneration = 1 << 63
+
 // errGlobalLayout is returned by globalValueAddr when wazero does not keep
 // a global's value where it expects.
 var errGlobalLayout = errors.New("wazero does not keep global values where skillhost expects them")
@@ -117,10 +121,14 @@ func globalValueAddr(g api.Global) (p *uint64, err error) {
 }
 
 // tick is the host function a guest rewritten with the tick check calls
-// when it finds the flag set: the deadline is checked here, with the clock
-// (the context's timer fires only when the scheduler gets to it), and other
-// goroutines get to run.
-func (in *instance) tick(ctx context.Context) {
+// when the flag differs from what it saw last: the deadline is checked
+// here, with the clock (the context's timer fires only when the scheduler
+// gets to it), and other goroutines get to run. It returns what the guest
+// is to have seen: a generation of the ticker, so that the guest calls
+// again only when the flag changes, or 0 while the flag holds a count the
+// kernel wrote (see ticker), so that the guest calls at every check until
+// the ticker has run.
+func (in *instance) tick(ctx context.Context) uint64 {
 	if err := ctx.Err(); err != nil {
 		trap(err)
 	}
@@ -128,4 +136,8 @@ func (in *instance) tick(ctx context.Context) {
 		trap(context.DeadlineExceeded)
 	}
 	runtime.Gosched()
+	if v := atomic.LoadUint64(in.m.h.tick.flag); v&tickGeneration != 0 {
+		return v
+	}
+	return 0
 }

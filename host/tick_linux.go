@@ -19,22 +19,30 @@ const tickSupported = true
 // collection may wait for a spinning guest.
 const tickPeriod = time.Millisecond
 
-// ticker sets a host's tick flag every tickPeriod while calls that check
-// it are in flight, with no Go code involved: a goroutine blocked in
+// ticker changes a host's tick flag every tickPeriod while calls that
+// check it are in flight, with no Go code involved: a goroutine blocked in
 // read(2) on a periodic timerfd has the flag's own memory as its buffer,
-// so the kernel writes the expiration count (at least 1) into the flag at
-// each expiry, whether or not a processor is free to run Go code. Guests
-// stuck in native code, holding every processor or holding up a garbage
-// collection that has stopped every other goroutine, see it set all the
-// same, call the host and reach a preemption point there.
+// so the kernel writes the expiration count (a small number, at least 1)
+// into the flag at each expiry, whether or not a processor is free to run
+// Go code. Guests stuck in native code, holding every processor or holding
+// up a garbage collection that has stopped every other goroutine, see the
+// flag change all the same, call the host and reach a preemption point
+// there.
 //
-// The goroutine clears the flag when it runs again, in the same step as
-// blocking in the next read (rearm, which has no preemption point), and
-// the flag starts set. So the flag is zero only while a read is pending:
-// were the goroutine preempted between clearing and reading, with guests
-// holding every processor, nothing would set the flag again.
+// When the goroutine runs again it writes the next generation (a number
+// with tickGeneration set) into the flag, in the same step as blocking in
+// the next read (rearm, which has no preemption point). A guest compares
+// the flag with the value it last saw, and the host function it calls
+// makes it see a generation, but never a count (see instance.tick): so
+// while a generation stands every guest calls the host once, whenever it
+// runs, and while a count stands, from the expiry until the goroutine has
+// run again, at every check. The flag starts at a count. So a guest stops
+// calling only while a read is pending: were the goroutine preempted
+// between writing a generation and reading, with guests holding every
+// processor, nothing would change the flag again.
 type ticker struct {
 	flag *uint64
+	gen  uint64 // the last generation written
 
 	mu      sync.Mutex
 	fd      int
@@ -99,10 +107,12 @@ func (t *ticker) setspec(spec *[4]int64) error {
 // after each expiry.
 func (t *ticker) read() {
 	for {
-		errno := rearm(t.fd, t.flag)
+		t.gen++
+		errno := rearm(t.fd, t.flag, tickGeneration|t.gen)
 		if errno != 0 {
-			// The flag may be clear with no read pending: set it, so that
-			// guests keep calling the host until this goroutine runs.
+			// The flag may hold a generation with no read pending: make it
+			// a count, so that guests keep calling the host until this
+			// goroutine runs.
 			atomic.StoreUint64(t.flag, 1)
 		}
 		t.mu.Lock()
@@ -124,16 +134,16 @@ func (t *ticker) read() {
 	}
 }
 
-// rearm clears the flag and blocks in read(2) on fd with the flag as the
-// buffer. It is nosplit, which leaves it without a preemption point
+// rearm writes gen into the flag and blocks in read(2) on fd with the flag
+// as the buffer. It is nosplit, which leaves it without a preemption point
 // between the store and the system call (syscall.Syscall is nosplit too
 // until it has entered the system call); see ticker.
 //
 //go:nosplit
 //go:norace
 //go:noinline
-func rearm(fd int, flag *uint64) syscall.Errno {
-	*flag = 0
+func rearm(fd int, flag *uint64, gen uint64) syscall.Errno {
+	*flag = gen
 	_, _, errno := syscall.Syscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(flag)), 8)
 	return errno
 }

@@ -51,15 +51,21 @@
 //
 // # The tick check
 //
-// With Options.Tick the check counts nothing: it tests a flag the host
-// changes when a deadline may have passed,
+// With Options.Tick the check counts nothing: it compares a flag the host
+// changes when a deadline may have passed with the value the module last
+// saw,
 //
-//	global.get $flag; i64.eqz; i32.eqz; if (blocktype empty) call $tick; drop end
+//	global.get $flag; global.get $seen; i64.ne
+//	if (blocktype empty) call $tick; global.set $seen end
 //
-// a load and a branch, with no store. The flag is a mutable i64 imported
-// as TickModule/TickGlobal ("skillhost:tick" "flag"), and the function is
+// two loads and a branch, with no store but in the call. The flag is a
+// mutable i64 imported as TickModule/TickGlobal ("skillhost:tick"
+// "flag"), seen a mutable i64 global added after the module's own
+// (Info.SeenGlobal, initialised to 0, not exported), and the function
 // ImportModule/DefaultTickImportName ("skillhost:fuel" "tick", of the
-// refuel type, its result dropped); no budget global is added or exported.
+// refuel type); no budget global is added or exported. The host decides,
+// by what tick returns, whether the module calls again at its next check
+// (0, which the flag never is) or not until the flag changes (the flag).
 // The flag import comes after the module's own imports, so it gets the
 // global index Info.TickGlobal = the number of imported globals, and every
 // global the module defines moves up by one. Instrument renumbers every

@@ -249,7 +249,7 @@ func (m *module) growSection(out []byte, s section, synthetic bool) ([]byte, err
 			}
 		}
 	}
-	if synthetic && m.opts.Tick && (s.id == secGlobal || (s.id == secExport && len(m.info.Globals) == 0)) {
+	if synthetic && m.opts.Tick && s.id == secExport && len(m.info.Globals) == 0 {
 		return out, nil // nothing to add
 	}
 	out, mark := beginSection(out, s.id)
@@ -280,8 +280,9 @@ func (m *module) growSection(out []byte, s section, synthetic bool) ([]byte, err
 		}
 	case secGlobal:
 		if m.opts.Tick {
-			out = appendU32(out, n)
+			out = appendU32(out, n+1)
 			out = m.copyPatched(out, entries, s.end)
+			out = append(out, 0x7e, 0x01, 0x42, 0x00, 0x0b) // seen: mut i64 = i64.const 0
 			break
 		}
 		out = appendU32(out, n+1)

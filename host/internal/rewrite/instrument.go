@@ -38,12 +38,13 @@ type Options struct {
 	// becomes what it returns. Empty means DefaultImportModule and
 	// DefaultImportName (DefaultTickImportName with Tick).
 	ImportModule, ImportName string
-	// Tick makes the check at function entries and loop heads a load and
-	// test of an imported flag, TickModule/TickGlobal (a mutable i64),
-	// instead of the budget: the guest calls the import when the flag is
-	// non-zero and drops its result. Nothing is counted and no budget
-	// global is added; importing the flag moves every global the module
-	// defines up by one (see the package documentation).
+	// Tick makes the check at function entries and loop heads a compare
+	// of an imported flag, TickModule/TickGlobal (a mutable i64), with a
+	// global the module keeps, seen, instead of the budget: the guest
+	// calls the import when they differ, and seen becomes what it
+	// returns. Nothing is counted and no budget global is added; importing
+	// the flag moves every global the module defines up by one (see the
+	// package documentation).
 	Tick bool
 	// ExportGlobals also exports every mutable global the module defines
 	// (not the imported ones), as GlobalExportPrefix + index, so that a host
@@ -59,9 +60,11 @@ type Info struct {
 	BudgetExport string
 	// Tick is set when the checks test the imported tick flag
 	// (Options.Tick); TickGlobal is then the flag's global index, the
-	// number of globals the input imports.
+	// number of globals the input imports, and SeenGlobal that of the
+	// added global the flag is compared with, the last.
 	Tick       bool
 	TickGlobal uint32
+	SeenGlobal uint32
 	// RefuelFunc is the function index of the added import: the number of
 	// functions the input imports. Every function the input defines has
 	// moved up by one.
@@ -265,7 +268,7 @@ func (m *module) scan() error {
 		}
 	}
 	if uint64(m.importedFuncs)+uint64(m.definedFuncs)+1 > math.MaxUint32 ||
-		uint64(m.importedGlobals)+uint64(m.definedGlobals)+1 > math.MaxUint32 ||
+		uint64(m.importedGlobals)+uint64(m.definedGlobals)+2 > math.MaxUint32 ||
 		uint64(m.typeEntries)+1 > math.MaxUint32 {
 		return malformed(0, "too many functions, globals or types")
 	}
@@ -285,12 +288,19 @@ func (m *module) scan() error {
 		}
 	}
 	if m.opts.Tick {
-		m.info.Tick, m.info.TickGlobal = true, m.importedGlobals
-		// global.get $flag; i64.eqz; i32.eqz; if; call $tick; drop; end
+		// The seen global comes after the flag and the module's own.
+		seen := m.budgetGlobal + 1
+		m.info.Tick, m.info.TickGlobal, m.info.SeenGlobal = true, m.importedGlobals, seen
+		// global.get $flag; global.get $seen; i64.ne; if; call $tick;
+		// global.set $seen; end
 		m.check = appendU32([]byte{0x23}, m.importedGlobals)
-		m.check = append(m.check, 0x50, 0x45, 0x04, 0x40, 0x10)
+		m.check = append(m.check, 0x23)
+		m.check = appendU32(m.check, seen)
+		m.check = append(m.check, 0x52, 0x04, 0x40, 0x10)
 		m.check = appendU32(m.check, m.info.RefuelFunc)
-		m.check = append(m.check, 0x1a, 0x0b)
+		m.check = append(m.check, 0x24)
+		m.check = appendU32(m.check, seen)
+		m.check = append(m.check, 0x0b)
 		return nil
 	}
 

@@ -54,11 +54,20 @@ var globalsModule = func() []byte {
 }()
 
 // tickHost instantiates the tick flag and the tick function in r, and the
-// env module globalsModule imports; the flag starts at flag.
-func tickHost(t *testing.T, ctx context.Context, r wazero.Runtime, flag uint64, calls *atomic.Int64) api.MutableGlobal {
+// env module globalsModule imports; the flag starts at flag. The tick
+// function returns the flag when ack is set (the module calls again when
+// the flag changes), else 0 (at its next check).
+func tickHost(t *testing.T, ctx context.Context, r wazero.Runtime, flag uint64, ack bool, calls *atomic.Int64) api.MutableGlobal {
 	t.Helper()
+	var g api.MutableGlobal
 	_, err := r.NewHostModuleBuilder(DefaultImportModule).NewFunctionBuilder().
-		WithFunc(func(context.Context) int64 { calls.Add(1); return 0 }).Export(DefaultTickImportName).
+		WithFunc(func(context.Context) int64 {
+			calls.Add(1)
+			if ack {
+				return int64(g.Get())
+			}
+			return 0
+		}).Export(DefaultTickImportName).
 		Instantiate(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +79,7 @@ func tickHost(t *testing.T, ctx context.Context, r wazero.Runtime, flag uint64, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := tm.ExportedGlobal(TickGlobal).(api.MutableGlobal)
+	g = tm.ExportedGlobal(TickGlobal).(api.MutableGlobal)
 	g.Set(flag)
 	_, err = r.InstantiateWithConfig(ctx, mod(
 		sec(secGlobal, vec([]byte{0x7f, 0x00, 0x41, 16, 0x0b})),
@@ -91,7 +100,7 @@ func TestTickRenumbersGlobals(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantInfo := Info{
-		Tick: true, TickGlobal: 1, RefuelFunc: 0, Checks: 3,
+		Tick: true, TickGlobal: 1, SeenGlobal: 6, RefuelFunc: 0, Checks: 3,
 		Globals: []GlobalExport{
 			{Index: 1, Export: GlobalExportPrefix + "1", Type: 0x7f},
 			{Index: 3, Export: GlobalExportPrefix + "3", Type: 0x7f},
@@ -106,10 +115,10 @@ func TestTickRenumbersGlobals(t *testing.T) {
 		A, CCopy   uint64
 		GlobalName []string
 	}
-	run := func(wasm []byte, flag uint64, calls *atomic.Int64) result {
+	run := func(wasm []byte, flag uint64, ack bool, calls *atomic.Int64) result {
 		r := wazero.NewRuntimeWithConfig(ctx, compilerConfig())
 		defer r.Close(ctx)
-		tickHost(t, ctx, r, flag, calls)
+		tickHost(t, ctx, r, flag, ack, calls)
 		m, err := r.Instantiate(ctx, wasm)
 		if err != nil {
 			t.Fatal(err)
@@ -131,22 +140,29 @@ func TestTickRenumbersGlobals(t *testing.T) {
 	}
 	var calls atomic.Int64
 	want := result{Run: 89, B: 7, C: 15, D: 20}
-	if d := cmp.Diff(want, run(globalsModule, 0, &calls)); d != "" {
+	if d := cmp.Diff(want, run(globalsModule, 0, false, &calls)); d != "" {
 		t.Fatalf("original module (-want +got):\n%s", d)
 	}
 	want.A, want.CCopy = 16, 100
-	if d := cmp.Diff(want, run(out, 0, &calls)); d != "" {
+	if d := cmp.Diff(want, run(out, 0, false, &calls)); d != "" {
 		t.Errorf("rewritten, flag clear (-want +got):\n%s", d)
 	}
 	if n := calls.Load(); n != 0 {
 		t.Errorf("tick called %d times with the flag clear", n)
 	}
-	if d := cmp.Diff(want, run(out, 1, &calls)); d != "" {
+	if d := cmp.Diff(want, run(out, 1, false, &calls)); d != "" {
 		t.Errorf("rewritten, flag set (-want +got):\n%s", d)
 	}
 	// Two function entries and eleven loop heads.
-	if n := calls.Load(); n != 13 {
+	if n := calls.Swap(0); n != 13 {
 		t.Errorf("tick called %d times with the flag set, want 13", n)
+	}
+	// Acknowledged, the flag is not seen again until it changes.
+	if d := cmp.Diff(want, run(out, 1<<63|7, true, &calls)); d != "" {
+		t.Errorf("rewritten, flag set and acknowledged (-want +got):\n%s", d)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("tick called %d times with the flag acknowledged, want 1", n)
 	}
 	if !hasGlobalNames(t, out, map[uint32]string{2: "a", 4: "c"}) {
 		t.Error("global names not renumbered")
@@ -230,7 +246,7 @@ func TestTickOddModules(t *testing.T) {
 			r := wazero.NewRuntimeWithConfig(ctx, compilerConfig())
 			defer r.Close(ctx)
 			var calls atomic.Int64
-			tickHost(t, ctx, r, 1, &calls)
+			tickHost(t, ctx, r, 1, false, &calls)
 			_, err = r.InstantiateWithConfig(ctx, mod(
 				sec(secGlobal, vec([]byte{0x7f, 0x01, 0x41, 0x03, 0x0b})),
 				sec(secExport, vec(cat(str("m"), []byte{0x03, 0x00}))),
