@@ -127,7 +127,7 @@ type Result struct {
 	// Fuel is counted for every call of a metered module (Module.Metered)
 	// but, with Config.WithTickCheck on Linux, those without a fuel limit
 	// (Limits.MaxFuel) nor CallOptions.CountFuel: these check their
-	// deadline with a flag the host sets every millisecond instead, and
+	// deadline with a flag the host changes every 2 ms instead, and
 	// count nothing; Fuel is then 0 and FuelCounted false, as for
 	// unmetered modules.
 	Fuel        int64

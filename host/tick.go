@@ -18,8 +18,8 @@ import (
 
 // tickModuleWasm is the module whose one global is the tick flag that
 // modules rewritten with rewrite.Options.Tick import:
-// (module (global (export "flag") (mut i64) (i64.const 1))). It starts set:
-// see ticker.
+// (module (global (export "flag") (mut i64) (i64.const 1))). It starts at
+// a count: see ticker.
 var tickModuleWasm = []byte{
 	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
 	0x06, 0x06, 0x01, 0x7e, 0x01, 0x42, 0x01, 0x0b, // global section
