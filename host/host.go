@@ -418,14 +418,6 @@ func (c *compiled) makeTickModule(h *Host) {
 	c.tickCM = cm
 }
 
-// waitTick waits until the module with the tick check is made (or known
-// not to be), for tests and benchmarks that need calls to use it.
-func (c *compiled) waitTick(h *Host) {
-	if c.tickModule(h) == nil && c.tickDone != nil {
-		<-c.tickDone
-	}
-}
-
 // validate checks that wasm is a valid module under the features the host
 // runs, as wazero's compiler would before compiling it. It compiles the
 // module with wazero's interpreter, whose decoder and validator are the

@@ -119,6 +119,9 @@ func (t *ticker) read() {
 		}
 		t.mu.Lock()
 		if t.closed {
+			// A count for good: guests still running call the host at
+			// every check, which stops them at their deadlines.
+			atomic.StoreUint64(t.flag, 1)
 			syscall.Close(t.fd)
 			t.mu.Unlock()
 			return
@@ -159,6 +162,7 @@ func (t *ticker) close() {
 	}
 	t.closed = true
 	if !t.reading {
+		atomic.StoreUint64(t.flag, 1)
 		syscall.Close(t.fd)
 		return
 	}
