@@ -105,39 +105,3 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 	}
 }
 
-// A spinning call in flight when the host closes still ends at its
-// deadline: the ticker leaves the flag at a count as it stops.
-func TestTickSpinnerEndsAfterClose(t *testing.T) {
-	if !tickSupported {
-		t.Skip("no tick check on this system")
-	}
-	ctx := context.Background()
-	h, err := New(ctx, NewConfig().WithTickCheck(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := os.ReadFile("../testdata/guests/wat/loop.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.c.waitTick(h)
-	done := make(chan error, 1)
-	go func() {
-		_, err := m.Call(ctx, "spin", nil, &CallOptions{Grant: Grant{Limits: Limits{Timeout: 300 * time.Millisecond}}})
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
-	h.Close(ctx)
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("the spinning call succeeded")
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("a spinning call ran on for a minute past its deadline after Close")
-	}
-}
