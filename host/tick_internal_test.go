@@ -104,4 +104,3 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 		}
 	}
 }
-
