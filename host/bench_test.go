@@ -179,9 +179,12 @@ func BenchmarkCompute(b *testing.B) {
 // nothing, under skillhost and under raw wazero without any interruption
 // check, alternating the variants in every iteration so that a noisy
 // machine weighs on all alike, and reports the medians' ratios: x-none is
-// a warm skillhost instance (no fuel limit) against raw wazero, fuel-none
-// the same with a fuel limit set, fresh-none a call of Module.Call (fresh
-// state restored from the snapshot) against the raw warm call. The tight
+// a warm skillhost instance without a fuel limit on a host with the tick
+// check (Config.WithTickCheck, on Linux) against raw wazero, count-none
+// the same counting fuel (CountFuel: the budget check, the default),
+// fuel-none with a fuel limit set, fresh-none a call of Module.Call (fresh
+// state restored from the snapshot, with the tick check) against the raw
+// warm call. The tight
 // loop is the 64-bit LCG of gobench intloop (Go) and wat/loop_count (a
 // bare WAT loop: the worst case, one check per four-cycle iteration).
 func BenchmarkComputeRatio(b *testing.B) {
@@ -194,20 +197,21 @@ func BenchmarkComputeRatio(b *testing.B) {
 	} {
 		b.Run("guest="+c.name, func(b *testing.B) {
 			ctx := context.Background()
-			h := newHost(b, testConfig())
+			h := newHost(b, testConfig().WithTickCheck(true))
 			m, err := h.Load(ctx, c.wasm(b), host.LoadOptions{Name: c.file})
 			if err != nil {
 				b.Fatal(err)
 			}
-			pool := func(limits host.Limits) *host.Pool {
-				p, err := m.NewPool(host.CallOptions{Grant: host.Grant{Limits: limits}}, 1)
+			pool := func(limits host.Limits, countFuel bool) *host.Pool {
+				p, err := m.NewPool(host.CallOptions{Grant: host.Grant{Limits: limits}, CountFuel: countFuel}, 1)
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.Cleanup(p.Close)
 				return p
 			}
-			warm, fueled := pool(host.Limits{}), pool(host.Limits{MaxFuel: 1 << 60})
+			host.WaitTickCheck(m)
+			warm, counted, fueled := pool(host.Limits{}, false), pool(host.Limits{}, true), pool(host.Limits{MaxFuel: 1 << 60}, false)
 			raw := newRawGuest(b, c.wasm(b), c.export, false)
 			input := []byte(c.input)
 			variants := []func() ([]byte, error){
@@ -215,6 +219,7 @@ func BenchmarkComputeRatio(b *testing.B) {
 				func() ([]byte, error) { res, err := warm.Call(ctx, c.export, input); return res.Output, err },
 				func() ([]byte, error) { res, err := fueled.Call(ctx, c.export, input); return res.Output, err },
 				func() ([]byte, error) { res, err := m.Call(ctx, c.export, input, nil); return res.Output, err },
+				func() ([]byte, error) { res, err := counted.Call(ctx, c.export, input); return res.Output, err },
 			}
 			times := make([][]time.Duration, len(variants))
 			for _, v := range variants { // warms every variant and checks its output
@@ -236,6 +241,7 @@ func BenchmarkComputeRatio(b *testing.B) {
 			b.ReportMetric(float64(medianDuration(times[2]))/float64(none), "fuel-none")
 			b.ReportMetric(float64(medianDuration(times[3]))/float64(none), "fresh-none")
 			b.ReportMetric(float64(medianDuration(times[3]).Nanoseconds())/1e3, "fresh-µs")
+			b.ReportMetric(float64(medianDuration(times[4]))/float64(none), "count-none")
 		})
 	}
 }

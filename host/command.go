@@ -30,6 +30,9 @@ type CommandOptions struct {
 	Services ServiceProvider
 	// OnLog receives the command's log_* messages as they are written.
 	OnLog func(LogEntry)
+	// CountFuel counts the command's fuel without a fuel limit, as
+	// CallOptions.CountFuel does.
+	CountFuel bool
 }
 
 // CommandResult is what a command produced. It is returned, with what
@@ -45,8 +48,10 @@ type CommandResult struct {
 	// Logs are the log_* messages, if the command used the Extism imports.
 	Logs     []LogEntry
 	Duration time.Duration
-	// Fuel is the instructions the command ran; 0 for unmetered modules.
-	Fuel int64
+	// Fuel is the instructions the command ran when FuelCounted is set,
+	// as for Result.Fuel.
+	Fuel        int64
+	FuelCounted bool
 }
 
 // commandIO is what a command's instance is given in place of a tool's
@@ -125,7 +130,8 @@ func (m *Module) RunCommand(ctx context.Context, name string, opts *CommandOptio
 	}()
 	ctx, cancel := context.WithTimeout(ctx, limits.Timeout)
 	defer cancel()
-	copts := &CallOptions{Grant: opts.Grant, Tools: opts.Tools, Services: opts.Services, OnLog: opts.OnLog, command: cio}
+	copts := &CallOptions{Grant: opts.Grant, Tools: opts.Tools, Services: opts.Services, OnLog: opts.OnLog,
+		CountFuel: opts.CountFuel, command: cio}
 	in, err := m.newInstance(ctx, opts.Grant, copts)
 	if err != nil {
 		return res, err
@@ -169,7 +175,7 @@ func (in *instance) runStart(ctx context.Context, res *CommandResult) (err error
 	_, callErr := in.mod.ExportedFunction(export).Call(cctx)
 	if in.budget != nil {
 		in.bookFuel()
-		res.Fuel = in.fuelUsed
+		res.Fuel, res.FuelCounted = in.fuelUsed, true
 	}
 	var exit *sys.ExitError
 	if callErr != nil && errors.As(callErr, &exit) && exit.ExitCode() < 256 && ctx.Err() == nil {

@@ -20,7 +20,8 @@ const fuelSlice = 100_000
 // instantiateFuelModule registers the skillhost:fuel module metered guests
 // import: refuel, which gets the calling module so that it can find the
 // budget global while a start function runs, before instantiation has
-// returned the module.
+// returned the module; and tick, which guests rewritten with the tick check
+// call when the tick flag is set.
 func instantiateFuelModule(ctx context.Context, rt wazero.Runtime) (api.Module, error) {
 	return rt.NewHostModuleBuilder(rewrite.DefaultImportModule).NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, s []uint64) {
@@ -36,6 +37,12 @@ func instantiateFuelModule(ctx context.Context, rt wazero.Runtime) (api.Module, 
 		}), none, []api.ValueType{i64}).
 		WithName(rewrite.DefaultImportName).
 		Export(rewrite.DefaultImportName).
+		NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(ctx context.Context, s []uint64) {
+			s[0] = instFrom(ctx).tick(ctx)
+		}), none, []api.ValueType{i64}).
+		WithName(rewrite.DefaultTickImportName).
+		Export(rewrite.DefaultTickImportName).
 		Instantiate(ctx)
 }
 

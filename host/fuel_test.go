@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -15,7 +16,11 @@ func TestFuelIsDeterministic(t *testing.T) {
 	h1, h2 := newHost(t, testConfig()), newHost(t, testConfig())
 	fuel := func(h *host.Host, export, input string, max int64) (int64, error) {
 		t.Helper()
-		res, err := load(t, h, "wat/loop_count.wasm").Call(t.Context(), export, []byte(input), &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: max}}})
+		res, err := load(t, h, "wat/loop_count.wasm").Call(t.Context(), export, []byte(input),
+			&host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: max}}, CountFuel: true})
+		if err == nil && !res.FuelCounted {
+			t.Errorf("fuel not counted with CountFuel and max_fuel %d", max)
+		}
 		return res.Fuel, err
 	}
 	small, err := fuel(h1, "count", "1000", 0)
@@ -47,14 +52,31 @@ func TestFuelIsDeterministic(t *testing.T) {
 	_, err = load(t, h1, "wat/loop.wasm").Call(t.Context(), "spin", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: 5_000_000}}})
 	wantKind(t, err, host.ErrLimit)
 
+	// Without a fuel limit fuel is counted, but with the tick check on
+	// Linux (once the module with it is made), unless CountFuel asks.
+	res, err := load(t, h1, "wat/loop_count.wasm").Call(t.Context(), "count", []byte("1000"), nil)
+	if err != nil || !res.FuelCounted || res.Fuel != small {
+		t.Errorf("a call without a fuel limit: fuel %d, counted %v, %v; want %d", res.Fuel, res.FuelCounted, err, small)
+	}
+	lc := load(t, newHost(t, testConfig().WithTickCheck(true)), "wat/loop_count.wasm")
+	host.WaitTickCheck(lc)
+	res, err = lc.Call(t.Context(), "count", []byte("1000"), nil)
+	if err != nil || res.FuelCounted != !tickLinux || (res.FuelCounted && res.Fuel != small) || (!res.FuelCounted && res.Fuel != 0) {
+		t.Errorf("a call without a fuel limit, tick check on: fuel %d, counted %v, %v", res.Fuel, res.FuelCounted, err)
+	}
+
 	// A Go guest, whose initialisation runs far more than its call, is
 	// charged for the call only.
 	g := load(t, h1, "go/gobench/gobench.wasm")
-	res, err := g.Call(t.Context(), "noop", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: 1000}}})
-	if err != nil || res.Fuel <= 0 || res.Fuel > 1000 {
+	res, err = g.Call(t.Context(), "noop", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{MaxFuel: 1000}}})
+	if err != nil || res.Fuel <= 0 || res.Fuel > 1000 || !res.FuelCounted {
 		t.Errorf("Go noop under max_fuel 1000: fuel %d, %v", res.Fuel, err)
 	}
 }
+
+// tickLinux says whether calls without a fuel limit run with the tick
+// check here.
+var tickLinux = runtime.GOOS == "linux"
 
 func TestFuelNeedsMetering(t *testing.T) {
 	h := newHost(t, testConfig().WithMetering(false))
@@ -66,8 +88,8 @@ func TestFuelNeedsMetering(t *testing.T) {
 	if !errors.Is(err, host.ErrBadConfig) {
 		t.Errorf("max_fuel on an unmetered module: err = %v, want ErrBadConfig", err)
 	}
-	res, err := m.Call(t.Context(), "count", []byte("10"), nil)
-	if err != nil || res.Fuel != 0 {
+	res, err := m.Call(t.Context(), "count", []byte("10"), &host.CallOptions{CountFuel: true})
+	if err != nil || res.Fuel != 0 || res.FuelCounted {
 		t.Errorf("unmetered call: fuel %d, %v", res.Fuel, err)
 	}
 	if metered, why := load(t, newHost(t, testConfig()), "wat/loop_count.wasm").Metered(); !metered || why != nil {

@@ -106,9 +106,10 @@ func TestInvalidModulesAreRefused(t *testing.T) {
 // while it spins, garbage collection and other calls go on.
 func TestStartFunctionRunsUnderTheDeadline(t *testing.T) {
 	for _, metering := range []bool{true, false} {
-		h := newHost(t, testConfig().WithMetering(metering))
+		h := newHost(t, testConfig().WithMetering(metering).WithTickCheck(true))
 		spin := load(t, h, "wat/start_spin.wasm")
 		good := load(t, h, "wat/echo.wasm")
+		host.WaitTickCheck(spin) // with the tick check, when metered on Linux
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
@@ -157,10 +158,10 @@ func TestBenignStartFunction(t *testing.T) {
 			}
 		}
 		// A spinning initialisation is cut by the host's initialisation
-		// fuel cap too, whatever the deadline.
+		// fuel cap too, whatever the deadline, when fuel is counted.
 		if metering {
-			h := newHost(t, testConfig().WithMaxInitFuel(1_000_000))
-			_, err := load(t, h, "wat/start_spin.wasm").Call(t.Context(), "run", nil, nil)
+			h := newHost(t, testConfig().WithMaxInitFuel(1_000_000).WithTickCheck(true))
+			_, err := load(t, h, "wat/start_spin.wasm").Call(t.Context(), "run", nil, &host.CallOptions{CountFuel: true})
 			ce := wantKind(t, err, host.ErrLimit)
 			if !strings.Contains(ce.Message, "initialisation fuel") {
 				t.Errorf("message %q does not name the initialisation fuel", ce.Message)

@@ -56,6 +56,12 @@ type Host struct {
 	// fair holds groups of calls to fair shares of the processors
 	// (fairshare.go).
 	fair fairShare
+	// tick sets the tick flag that metered calls without a fuel limit
+	// check (see ticker); nil when they count fuel like the others, and
+	// tickOff then says why.
+	tick    *ticker
+	tickOff error
+	tickMod api.Module
 
 	// workers runs the calls under IsolationProcess.
 	workers workerPool
@@ -76,6 +82,14 @@ type compiled struct {
 	globals []rewrite.GlobalExport
 	// unmetered says why the module runs without metering, when it does.
 	unmetered error
+	// tickOnce starts making tickCM, the module rewritten with the tick
+	// check for calls without a fuel limit, at the first such call;
+	// tickDone is closed when it is made, or when tickErr says why there
+	// is none. Calls count fuel until then.
+	tickOnce sync.Once
+	tickDone chan struct{}
+	tickCM   wazero.CompiledModule
+	tickErr  error
 	// writesOutside is set when the code can change a table or a passive
 	// segment at run time, which a memory-and-globals snapshot would not
 	// undo.
@@ -144,7 +158,30 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	for name, def := range fuel.ExportedFunctionDefinitions() {
 		h.provided[fuel.Name()+"\x00"+name] = def
 	}
+	switch {
+	case !cfg.tickCheck || !cfg.metering:
+		h.tickOff = errors.New("the tick check is off in the host configuration")
+	case !tickSupported:
+		h.tickOff = errors.New("the tick check needs Linux")
+	default:
+		h.tickOff = h.startTicker(ctx)
+	}
 	return h, nil
+}
+
+// startTicker instantiates the tick flag's module and makes its ticker.
+func (h *Host) startTicker(ctx context.Context) error {
+	mod, flag, err := instantiateTickModule(ctx, h.rt)
+	if err != nil {
+		return fmt.Errorf("instantiating %s: %w", rewrite.TickModule, err)
+	}
+	t, err := newTicker(flag)
+	if err != nil {
+		mod.Close(ctx)
+		return fmt.Errorf("creating the tick timer: %w", err)
+	}
+	h.tickMod, h.tick = mod, t
+	return nil
 }
 
 // instantiateHostModules instantiates what guests import in rt: WASI and
@@ -177,6 +214,9 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.workers.close()
+	if h.tick != nil {
+		h.tick.close()
+	}
 	err := errors.Join(h.rt.Close(ctx), h.rtSafe.Close(ctx), h.rtCheck.Close(ctx))
 	if h.cache != nil {
 		if cerr := h.cache.Close(ctx); err == nil {
@@ -280,7 +320,7 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 	// before checking them) and references to types that do not exist
 	// (wazero panics). A module it finds malformed is refused before wazero
 	// sees it.
-	out, ri, rerr := h.instrumentCached(capped, sum)
+	out, ri, rerr := h.instrumentCached(capped, sum, false)
 	// So is one whose scan an encoding the rewriter does not know (none
 	// of which wazero supports either) stopped before every section was
 	// checked.
@@ -338,6 +378,50 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 	c.init = initExports(c.exports)
 	h.compiled[sum] = c
 	return c, nil
+}
+
+// tickModule returns the module rewritten with the tick check, or nil when
+// a call without a fuel limit is to count fuel: the host has no ticker,
+// the module cannot be so rewritten or compiled (tickErr says why), or it
+// is not ready yet. The first call asking for it starts making it in the
+// background (a rewrite and a compilation: about as long as loading the
+// module, a second or more for a Go guest), so that no call waits for it
+// nor spends its deadline on it; until it is ready, calls count fuel.
+func (c *compiled) tickModule(h *Host) wazero.CompiledModule {
+	if !c.metered || h.tick == nil {
+		return nil
+	}
+	c.tickOnce.Do(func() {
+		c.tickDone = make(chan struct{})
+		go c.makeTickModule(h)
+	})
+	select {
+	case <-c.tickDone:
+		return c.tickCM
+	default:
+		return nil
+	}
+}
+
+// makeTickModule makes tickCM and closes tickDone.
+func (c *compiled) makeTickModule(h *Host) {
+	defer close(c.tickDone)
+	capped, err := capTables(c.wasm, h.cfg.maxTableElem)
+	if err != nil {
+		c.tickErr = err
+		return
+	}
+	out, _, err := h.instrumentCached(capped, sha256.Sum256(c.wasm), true)
+	if err != nil {
+		c.tickErr = err
+		return
+	}
+	cm, err := compileSafely(context.Background(), h.rt, out)
+	if err != nil {
+		c.tickErr = fmt.Errorf("the module rewritten with the tick check did not compile: %v", err)
+		return
+	}
+	c.tickCM = cm
 }
 
 // validate checks that wasm is a valid module under the features the host
@@ -422,16 +506,17 @@ func signature(d api.FunctionDefinition) string {
 	return "(" + names(d.ParamTypes()) + ") -> (" + names(d.ResultTypes()) + ")"
 }
 
-// instrument rewrites a module for metering. A panic in the rewriter (a bug,
-// reached by a module nobody foresaw) is turned into an error, so the module
-// runs unmetered instead of taking the process down.
-func instrument(wasm []byte) (out []byte, info rewrite.Info, err error) {
+// instrument rewrites a module for metering: counting fuel, or with the
+// tick check when tick is set. A panic in the rewriter (a bug, reached by a
+// module nobody foresaw) is turned into an error, so the module runs
+// unmetered instead of taking the process down.
+func instrument(wasm []byte, tick bool) (out []byte, info rewrite.Info, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rewriter failed: %v", p)
 		}
 	}()
-	return rewrite.Instrument(wasm, rewrite.Options{ExportGlobals: true})
+	return rewrite.Instrument(wasm, rewrite.Options{ExportGlobals: true, Tick: tick})
 }
 
 // compileSafely compiles wasm, turning a panic inside wazero into an error.

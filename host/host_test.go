@@ -368,24 +368,36 @@ func TestTimeoutInterruptsBlockingHostCalls(t *testing.T) {
 // More spinning guests than cores, with garbage collections forced while
 // they spin: every spinner stops at its deadline and a good call still
 // answers. Without an interrupt the first GC would wait forever.
+//
+// Metered, the calls run with the tick check (no fuel limit) and counting
+// fuel (CountFuel): with the tick check the flag the spinners wait for is
+// set by the kernel, with no goroutine needing a processor.
 func TestSpinnersDoNotStallTheProcess(t *testing.T) {
-	for _, metered := range []bool{true, false} {
-		t.Run(fmt.Sprintf("metered=%v", metered), func(t *testing.T) {
-			testSpinners(t, testConfig().WithMetering(metered))
+	for _, tc := range []struct {
+		name               string
+		metered, countFuel bool
+	}{{"tick", true, false}, {"fuel", true, true}, {"unmetered", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			testSpinners(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel, tc.metered && !tc.countFuel && tickLinux)
 		})
 	}
 }
 
-func testSpinners(t *testing.T, cfg host.Config) {
+func testSpinners(t *testing.T, cfg host.Config, countFuel, tick bool) {
 	h := newHost(t, cfg)
 	spin := load(t, h, "wat/loop.wasm")
 	gospin := load(t, h, "go/gohostile/gohostile.wasm")
 	echo := load(t, h, "wat/echo.wasm")
+	if !countFuel {
+		host.WaitTickCheck(spin)
+		host.WaitTickCheck(gospin)
+	}
 	n := runtime.NumCPU() + 2
 	g := host.Grant{Limits: host.Limits{Timeout: 300 * time.Millisecond}}
 
 	var wg sync.WaitGroup
 	errs := make([]error, n)
+	counted := make([]bool, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -394,7 +406,9 @@ func testSpinners(t *testing.T, cfg host.Config) {
 			if i%2 == 1 {
 				m = gospin // a Go integer loop
 			}
-			_, errs[i] = call(m, "spin", "", g)
+			var res *host.Result
+			res, errs[i] = m.Call(t.Context(), "spin", nil, &host.CallOptions{Grant: g, CountFuel: countFuel})
+			counted[i] = res.FuelCounted
 		}()
 	}
 	stop := make(chan struct{})
@@ -438,6 +452,9 @@ func testSpinners(t *testing.T, cfg host.Config) {
 	for i, err := range errs {
 		if !errors.Is(err, host.ErrTimeout) {
 			t.Errorf("spinner %d: err = %v, want ErrTimeout", i, err)
+		}
+		if tick && counted[i] {
+			t.Errorf("spinner %d counted fuel: it did not run with the tick check", i)
 		}
 	}
 }

@@ -60,15 +60,21 @@ var hostileCases = []hostileCase{
 // The hostile set, all at once and twice over, with well-behaved calls
 // running beside it: every hostile call is contained with the expected
 // error, and every good call answers correctly.
+//
+// Metered, the set runs with the tick check (Config.WithTickCheck, no fuel
+// limit) and counting fuel (CountFuel).
 func TestHostileSetContained(t *testing.T) {
-	for _, metered := range []bool{true, false} {
-		t.Run(fmt.Sprintf("metered=%v", metered), func(t *testing.T) {
-			testHostileSet(t, testConfig().WithMetering(metered))
+	for _, tc := range []struct {
+		name               string
+		metered, countFuel bool
+	}{{"tick", true, false}, {"fuel", true, true}, {"unmetered", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			testHostileSet(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel)
 		})
 	}
 }
 
-func testHostileSet(t *testing.T, cfg host.Config) {
+func testHostileSet(t *testing.T, cfg host.Config, countFuel bool) {
 	h := newHost(t, cfg)
 	g := host.Grant{
 		AllowedHosts: []string{"*"},
@@ -81,6 +87,9 @@ func testHostileSet(t *testing.T, cfg host.Config) {
 	for _, c := range hostileCases {
 		if mods[c.file] == nil {
 			mods[c.file] = load(t, h, c.file)
+			if !countFuel {
+				host.WaitTickCheck(mods[c.file])
+			}
 		}
 	}
 	good := load(t, h, "wat/echo.wasm")
@@ -121,7 +130,7 @@ func testHostileSet(t *testing.T, cfg host.Config) {
 					// others end by themselves, slowly on a loaded machine.
 					cg.Limits.Timeout = time.Minute
 				}
-				res, err := mods[c.file].Call(t.Context(), c.export, []byte(c.input), &host.CallOptions{Grant: cg})
+				res, err := mods[c.file].Call(t.Context(), c.export, []byte(c.input), &host.CallOptions{Grant: cg, CountFuel: countFuel})
 				name := c.file + ":" + c.export
 				switch {
 				case c.kind == nil && err != nil:

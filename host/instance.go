@@ -49,8 +49,13 @@ type instance struct {
 
 	// budget is the metered guest's fuel budget global; fuelGiven is what
 	// it was last set to and fuelUsed what the call used so far.
-	budget       api.MutableGlobal
-	fuelGiven    int64
+	budget    api.MutableGlobal
+	fuelGiven int64
+	// ticked is set when the instance runs the module rewritten with the
+	// tick check, which counts no fuel (calls without a fuel limit); armed
+	// while it counts as a call in flight for the host's ticker.
+	ticked       bool
+	armed        bool
 	fuelUsed     int64
 	initializing bool
 	// initFuel is what the start function and the initialisers used.
@@ -148,7 +153,14 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 	in.begin(ctx)
 	in.initializing = true
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
-	mod, err := m.c.runtime(m.h).InstantiateModule(ictx, m.c.cm, mc)
+	cm := m.c.cm
+	if !countsFuel(limits, opts) {
+		if tcm := m.c.tickModule(m.h); tcm != nil {
+			cm, in.ticked = tcm, true
+			in.arm()
+		}
+	}
+	mod, err := m.c.runtime(m.h).InstantiateModule(ictx, cm, mc)
 	if err != nil {
 		in.close()
 		if m.h.closed.Load() {
@@ -157,7 +169,7 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 		return nil, in.failure("instantiate", 0, err)
 	}
 	in.mod = mod
-	if m.c.metered && in.budget == nil {
+	if m.c.metered && !in.ticked && in.budget == nil {
 		g, ok := mod.ExportedGlobal(m.c.budget).(api.MutableGlobal)
 		if !ok {
 			in.close()
@@ -181,6 +193,24 @@ func (in *instance) begin(ctx context.Context) {
 		in.budget.Set(0)
 	}
 	in.fsBudget.StartCall(in.limits.MaxWriteBytes, in.limits.MaxOpenFiles)
+	in.arm()
+}
+
+// arm counts the instance's call in flight for the host's ticker, which
+// sets the tick flag only while some are.
+func (in *instance) arm() {
+	if in.ticked && !in.armed {
+		in.m.h.tick.start()
+		in.armed = true
+	}
+}
+
+// disarm ends what arm started.
+func (in *instance) disarm() {
+	if in.armed {
+		in.m.h.tick.stop()
+		in.armed = false
+	}
 }
 
 // reset prepares a restored instance for a call under g: everything but
@@ -199,6 +229,7 @@ func (in *instance) reusable() bool {
 }
 
 func (in *instance) close() {
+	in.disarm()
 	if in.mod != nil {
 		in.mod.Close(context.Background())
 		in.mod = nil
@@ -231,9 +262,14 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		}
 		res.Logs, res.LogsTruncated = in.logs, in.logsTruncated
 		in.ctx, in.begun = nil, false
+		in.disarm()
 	}()
 	if err := in.kernel.setInput(input); err != nil {
 		return in.failure(export, 0, err)
+	}
+	if in.limits.MaxFuel > 0 && in.ticked {
+		return &CallError{Export: export, Kind: ErrBadConfig, Code: abi.CodeInternal,
+			Message: fmt.Sprintf("max_fuel needs fuel counted, and this instance of %s was made for calls without a fuel limit", in.m.name)}
 	}
 	if in.limits.MaxFuel > 0 && in.budget == nil {
 		return &CallError{Export: export, Kind: ErrBadConfig, Code: abi.CodeInternal,
@@ -269,7 +305,7 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 	res.Execute = time.Since(t0)
 	if in.budget != nil {
 		in.bookFuel()
-		res.Fuel = in.fuelUsed
+		res.Fuel, res.FuelCounted = in.fuelUsed, true
 	}
 	var rc int32
 	if len(out) == 1 {

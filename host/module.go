@@ -101,6 +101,11 @@ type CallOptions struct {
 	// form a group of their own. Groups are kept for the host's life: use
 	// a bounded set of names.
 	Group string
+	// CountFuel counts the fuel of a call without a fuel limit on a host
+	// with the tick check (Config.WithTickCheck), for accounting (a
+	// tenant's fuel quota): such a call then checks a budget at every loop
+	// head and function entry, as one with a limit does (see Result.Fuel).
+	CountFuel bool
 
 	// command, set by RunCommand, gives the instance a command's argv,
 	// stdin, stdout and stderr.
@@ -133,8 +138,21 @@ type Result struct {
 	Instantiate time.Duration
 	Execute     time.Duration
 	// Fuel is the instructions the call ran (the guest's initialisation not
-	// included), counted the same on any machine; 0 for unmetered modules.
-	Fuel int64
+	// included), counted the same on any machine, when FuelCounted is set.
+	// Fuel is counted for every call of a metered module (Module.Metered)
+	// but, with Config.WithTickCheck on Linux, those without a fuel limit
+	// (Limits.MaxFuel) nor CallOptions.CountFuel: these check their
+	// deadline with a flag the host changes every 2 ms instead, and
+	// count nothing; Fuel is then 0 and FuelCounted false, as for
+	// unmetered modules.
+	Fuel        int64
+	FuelCounted bool
+}
+
+// countsFuel reports whether a call under limits and opts counts fuel, and
+// so runs the module rewritten with the budget rather than the tick check.
+func countsFuel(limits Limits, opts *CallOptions) bool {
+	return limits.MaxFuel > 0 || opts.CountFuel
 }
 
 // Call runs export in a fresh instance with input as the Extism input and
@@ -163,7 +181,11 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	defer cancel()
 	var fp *freshPool
 	if m.c.snapshottable() {
-		fp = m.freshPool(profile(opts.Grant, limits))
+		key := profile(opts.Grant, limits)
+		if countsFuel(limits, opts) {
+			key += "F" // instances of the module that counts fuel
+		}
+		fp = m.freshPool(key)
 	}
 	var in *instance
 	if fp != nil {

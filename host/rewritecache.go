@@ -17,7 +17,11 @@ import (
 // the rewritten modules kept in the cache folder, so it must change
 // whenever the rewriter's output or Info does; TestRewriteFormatIsCurrent
 // fails until it has.
-const rewriteFormat = "skillhost-rewrite-1"
+const rewriteFormat = "skillhost-rewrite-3"
+
+// tickFormat names what the rewriter produces with the tick check, kept
+// under its own name beside rewriteFormat's output.
+const tickFormat = "skillhost-tick-3"
 
 // instrumentCached is instrument, remembered in the cache folder by the
 // digest of the original module: on a warm cache a process reads the
@@ -26,18 +30,22 @@ const rewriteFormat = "skillhost-rewrite-1"
 // rewriter refuses is rewritten, and refused, every time. The entry is
 // trusted as the compiled code beside it is: whoever can write the cache
 // folder can already give wazero machine code.
-func (h *Host) instrumentCached(capped []byte, sum [32]byte) ([]byte, rewrite.Info, error) {
+func (h *Host) instrumentCached(capped []byte, sum [32]byte, tick bool) ([]byte, rewrite.Info, error) {
 	if h.cfg.cacheDir == "" {
-		return instrument(capped)
+		return instrument(capped, tick)
+	}
+	format := rewriteFormat
+	if tick {
+		format = tickFormat
 	}
 	key := sha256.New()
-	fmt.Fprintf(key, "%s\x00%d\x00", rewriteFormat, h.cfg.maxTableElem)
+	fmt.Fprintf(key, "%s\x00%d\x00", format, h.cfg.maxTableElem)
 	key.Write(sum[:])
 	path := filepath.Join(h.cfg.cacheDir, "rewritten", hex.EncodeToString(key.Sum(nil)))
-	if out, info, ok := readRewritten(path); ok {
+	if out, info, ok := readRewritten(path); ok && info.Tick == tick {
 		return out, info, nil
 	}
-	out, info, err := instrument(capped)
+	out, info, err := instrument(capped, tick)
 	if err == nil {
 		writeRewritten(path, out, info)
 	}
@@ -54,7 +62,7 @@ func readRewritten(path string) ([]byte, rewrite.Info, bool) {
 		return nil, info, false
 	}
 	n := binary.LittleEndian.Uint32(b)
-	if uint64(n) > uint64(len(b)-4) || json.Unmarshal(b[4:4+n], &info) != nil || info.BudgetExport == "" {
+	if uint64(n) > uint64(len(b)-4) || json.Unmarshal(b[4:4+n], &info) != nil || (info.BudgetExport == "") != info.Tick {
 		return nil, info, false
 	}
 	out := b[4+n:]

@@ -15,19 +15,28 @@ import (
 // changes whenever the rewriter does, and then rewriteFormat must change
 // too, or hosts would keep running modules rewritten the old way.
 func TestRewriteFormatIsCurrent(t *testing.T) {
-	const want = "skillhost-rewrite-1 a23408b2d334370c96a492cd1a280489bab3cc4db6abd2b76352ef7861281cb8"
+	want := map[bool]string{
+		false: "skillhost-rewrite-3 034e2c95f86ed2483648a9a84d53cea115162932438d3ef4840b0b71e9519e6c",
+		true:  "skillhost-tick-3 9d4cf91988f17c92f36ddcf7e2f1248329b3e9d8f54b81d84ca26afb96d78a0b",
+	}
 	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, info, err := instrument(wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, _ := json.Marshal(info)
-	sum := sha256.Sum256(append(head, out...))
-	if got := rewriteFormat + " " + hex.EncodeToString(sum[:]); got != want {
-		t.Errorf("the rewriter's output changed: give rewriteFormat a new name, then set want to %q", got)
+	for _, tick := range []bool{false, true} {
+		out, info, err := instrument(wasm, tick)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ := json.Marshal(info)
+		sum := sha256.Sum256(append(head, out...))
+		format := rewriteFormat
+		if tick {
+			format = tickFormat
+		}
+		if got := format + " " + hex.EncodeToString(sum[:]); got != want[tick] {
+			t.Errorf("the rewriter's output changed: give %s a new name, then set want to %q", format, got)
+		}
 	}
 }
 
@@ -43,7 +52,7 @@ func TestRewrittenModulesAreCached(t *testing.T) {
 	}
 	run := func() int64 {
 		t.Helper()
-		h, err := New(ctx, NewConfig().WithCacheDir(dir))
+		h, err := New(ctx, NewConfig().WithCacheDir(dir).WithTickCheck(true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,37 +64,57 @@ func TestRewrittenModulesAreCached(t *testing.T) {
 		if ok, why := m.Metered(); !ok {
 			t.Fatalf("not metered: %v", why)
 		}
-		res, err := m.Call(ctx, "count", []byte("1000"), nil)
-		if err != nil || string(res.Output) != "902429759771004424" {
+		res, err := m.Call(ctx, "count", []byte("1000"), &CallOptions{CountFuel: true})
+		if err != nil || string(res.Output) != "902429759771004424" || !res.FuelCounted {
 			t.Fatalf("count: %q, %v", res.Output, err)
+		}
+		// The module with the tick check is kept beside it.
+		m.c.waitTick(h)
+		ticked, err := m.Call(ctx, "count", []byte("1000"), nil)
+		if err != nil || string(ticked.Output) != string(res.Output) || ticked.FuelCounted == tickSupported {
+			t.Fatalf("count without counting fuel: %q, %v, fuel counted %v", ticked.Output, err, ticked.FuelCounted)
 		}
 		return res.Fuel
 	}
 	fuel := run()
 	entries, _ := filepath.Glob(filepath.Join(dir, "rewritten", "*"))
-	if len(entries) != 1 {
-		t.Fatalf("cache holds %v, want one rewritten module", entries)
+	want := 1
+	if tickSupported {
+		want = 2
 	}
-	before, err := os.Stat(entries[0])
-	if err != nil {
-		t.Fatal(err)
+	if len(entries) != want {
+		t.Fatalf("cache holds %v, want %d rewritten modules", entries, want)
+	}
+	var before []os.FileInfo
+	for _, e := range entries {
+		fi, err := os.Stat(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = append(before, fi)
 	}
 	if got := run(); got != fuel {
 		t.Errorf("fuel %d from the cached rewrite, %d from the rewriter", got, fuel)
 	}
 	// A miss would have replaced the file by a new one.
-	if after, err := os.Stat(entries[0]); err != nil || !os.SameFile(before, after) {
-		t.Errorf("the second host rewrote the module again (%v)", err)
+	for i, e := range entries {
+		if after, err := os.Stat(e); err != nil || !os.SameFile(before[i], after) {
+			t.Errorf("the second host rewrote the module again (%v)", err)
+		}
 	}
 	for _, junk := range [][]byte{nil, []byte("\xff\xff\xff\xff{}"), []byte("\x02\x00\x00\x00{}not wasm")} {
-		if err := os.WriteFile(entries[0], junk, 0o644); err != nil {
-			t.Fatal(err)
+		for _, e := range entries {
+			if err := os.WriteFile(e, junk, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if got := run(); got != fuel {
 			t.Errorf("fuel %d after a broken cache entry, want %d", got, fuel)
 		}
-		if _, _, ok := readRewritten(entries[0]); !ok {
-			t.Errorf("a broken entry (%q) was not replaced", junk)
+		for _, e := range entries {
+			if _, _, ok := readRewritten(e); !ok {
+				t.Errorf("a broken entry (%q) was not replaced", junk)
+			}
 		}
 	}
 }

@@ -284,7 +284,7 @@ func (s *workerServer) call(job workerJob) {
 			Message: []byte("the worker process has not loaded module " + cm.Name)}}, nil)
 		return
 	}
-	opts := &CallOptions{Grant: cm.Grant, OnLog: func(e LogEntry) {
+	opts := &CallOptions{Grant: cm.Grant, CountFuel: cm.CountFuel, OnLog: func(e LogEntry) {
 		s.send(frameLog, logMsg{Level: e.Level, Source: e.Source, Message: []byte(e.Message)}, nil)
 	}}
 	if cm.HasTools {
@@ -295,7 +295,7 @@ func (s *workerServer) call(job workerJob) {
 	}
 	res, err := m.Call(job.ctx, cm.Export, cm.Input, opts)
 	s.send(frameResult, resultMsg{HasOutput: res.Output != nil, ReturnCode: res.ReturnCode, LogsTruncated: res.LogsTruncated,
-		Fuel: res.Fuel, Instantiate: int64(res.Instantiate), Execute: int64(res.Execute), Error: encodeError(err)}, res.Output)
+		Fuel: res.Fuel, FuelCounted: res.FuelCounted, Instantiate: int64(res.Instantiate), Execute: int64(res.Execute), Error: encodeError(err)}, res.Output)
 }
 
 // forward asks the parent to serve a tool_call or capability_call and

@@ -595,7 +595,7 @@ func (w *worker) call(ctx context.Context, m *Module, export string, input []byt
 	w.callID++
 	id := w.callID
 	if err := w.send(frameCall, callMsg{ID: id, Sum: sumHex(m.sum), Name: m.name, Export: export, Grant: grant,
-		Depth: depth, Deadline: remaining, HasTools: opts.Tools != nil, HasServices: opts.Services != nil}, input); err != nil {
+		Depth: depth, Deadline: remaining, HasTools: opts.Tools != nil, HasServices: opts.Services != nil, CountFuel: opts.CountFuel}, input); err != nil {
 		return false, w.lost(ctx, sv.end(), export, limits, started, deadline, err)
 	}
 	stopCancel := context.AfterFunc(ctx, func() {
@@ -679,6 +679,7 @@ func (w *worker) call(ctx context.Context, m *Module, export string, input []byt
 			}
 			why := sv.end()
 			res.Output, res.ReturnCode, res.LogsTruncated, res.Fuel = rm.Output, rm.ReturnCode, rm.LogsTruncated, rm.Fuel
+			res.FuelCounted = rm.FuelCounted
 			res.Instantiate, res.Execute = time.Duration(rm.Instantiate), time.Duration(rm.Execute)
 			return why == notKilled, callErr
 		default:

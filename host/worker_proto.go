@@ -149,6 +149,7 @@ type wireConfig struct {
 	MaxToolDepth int          `json:"max_tool_depth"`
 	LogLevel     abi.LogLevel `json:"log_level"`
 	Metering     bool         `json:"metering"`
+	TickCheck    bool         `json:"tick_check,omitempty"`
 	MaxTableElem uint64       `json:"max_table_elements"`
 	MaxInitFuel  int64        `json:"max_init_fuel"`
 	// MemBudget is the worker's share of the parent's memory budget.
@@ -159,18 +160,18 @@ type wireConfig struct {
 // localConfigFields those that stay in the parent. A test checks that
 // every field of Config is one or the other.
 var (
-	wireConfigFields  = []string{"cacheDir", "defaults", "maxToolDepth", "logLevel", "metering", "maxTableElem", "maxInitFuel", "memBudget"}
+	wireConfigFields  = []string{"cacheDir", "defaults", "maxToolDepth", "logLevel", "metering", "tickCheck", "maxTableElem", "maxInitFuel", "memBudget"}
 	localConfigFields = []string{"isolation", "workers", "workerGrace", "workerCmd"}
 )
 
 func (c Config) wire(cacheDir string) wireConfig {
 	return wireConfig{CacheDir: cacheDir, Defaults: c.defaults, MaxToolDepth: c.maxToolDepth, LogLevel: c.logLevel,
-		Metering: c.metering, MaxTableElem: c.maxTableElem, MaxInitFuel: c.maxInitFuel, MemBudget: c.memBudget}
+		Metering: c.metering, TickCheck: c.tickCheck, MaxTableElem: c.maxTableElem, MaxInitFuel: c.maxInitFuel, MemBudget: c.memBudget}
 }
 
 func (w wireConfig) config() Config {
 	c := NewConfig().WithDefaultLimits(w.Defaults).WithMaxToolDepth(w.MaxToolDepth).WithLogLevel(w.LogLevel).
-		WithMetering(w.Metering).WithMaxTableElements(w.MaxTableElem).WithMaxInitFuel(w.MaxInitFuel).WithMemoryBudget(w.MemBudget)
+		WithMetering(w.Metering).WithTickCheck(w.TickCheck).WithMaxTableElements(w.MaxTableElem).WithMaxInitFuel(w.MaxInitFuel).WithMemoryBudget(w.MemBudget)
 	if w.CacheDir != "" {
 		c = c.WithCacheDir(w.CacheDir)
 	}
@@ -215,6 +216,7 @@ type callMsg struct {
 	Deadline    int64 `json:"deadline_ns,omitempty"`
 	HasTools    bool  `json:"has_tools,omitempty"`
 	HasServices bool  `json:"has_services,omitempty"`
+	CountFuel   bool  `json:"count_fuel,omitempty"`
 }
 
 type cancelMsg struct {
@@ -258,6 +260,7 @@ type resultMsg struct {
 	ReturnCode    int32  `json:"return_code"`
 	LogsTruncated bool   `json:"logs_truncated,omitempty"`
 	Fuel          int64  `json:"fuel,omitempty"`
+	FuelCounted   bool   `json:"fuel_counted,omitempty"`
 	// Instantiate and Execute are the worker's Result.Instantiate and
 	// Result.Execute, in nanoseconds.
 	Instantiate int64      `json:"instantiate_ns,omitempty"`

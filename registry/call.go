@@ -250,7 +250,8 @@ func (w *wasmTool) call(ctx context.Context, c *call) (*Result, error) {
 	}
 	// The run's tenant is the group whose guests share the processors
 	// fairly with other tenants' (host.CallOptions.Group).
-	c.host = host.CallOptions{Grant: g, Tools: dispatcher{c.run}, Services: c.run.services, OnLog: c.opts.OnLog, Group: c.run.rc.Tenant}
+	c.host = host.CallOptions{Grant: g, Tools: dispatcher{c.run}, Services: c.run.services, OnLog: c.opts.OnLog,
+		Group: c.run.rc.Tenant, CountFuel: c.run.countFuel}
 	hres, err := hm.Call(ctx, c.tool.Export, c.args, &c.host)
 	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel, Instantiate: hres.Instantiate, Execute: hres.Execute}
 	if err != nil {

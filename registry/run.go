@@ -108,6 +108,10 @@ type RunOptions struct {
 	// error. The host asks it only for a service the calling tool's grant
 	// allows.
 	Services host.ServiceProvider
+	// CountFuel counts the fuel of the run's Wasm calls that have no fuel
+	// limit, for accounting (a tenant's fuel quota); without it such calls
+	// report none (host.CallOptions.CountFuel).
+	CountFuel bool
 }
 
 // Run is one request's or session's view of the registry: its visible
@@ -124,6 +128,7 @@ type Run struct {
 	grants     map[string]packs.PackGrant
 	narrowed   sync.Map // *Tool → host.Grant, for tools of packs in grants
 	services   host.ServiceProvider
+	countFuel  bool
 }
 
 // activations are the tools activated in a run or a session.
@@ -192,6 +197,7 @@ func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
 		run.onActivate = opts.OnActivate
 		run.grants = opts.Grants
 		run.services = opts.Services
+		run.countFuel = opts.CountFuel
 	}
 	if run.services == nil {
 		run.services = r.defaultServices(run)

@@ -328,7 +328,9 @@ func (ss *session) startRun() error {
 		scope = registry.ScopeRun
 	}
 	run, err := ss.s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: ss.id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants})
+		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
+		// A fuel quota is charged what the calls ran: count it.
+		CountFuel: t.cfg.Quotas.FuelPerMinute > 0})
 	if err != nil {
 		return err
 	}

@@ -14,37 +14,47 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-// roundTrip instruments one module and checks the contract: if wazero
-// compiles the input, it compiles the output, whose function imports are
-// the input's and the refuel import, and whose function and memory exports
-// are unchanged. It returns whether the input compiled.
+// roundTrip instruments one module, counting fuel and with Options.Tick,
+// and checks the contract: if wazero compiles the input, it compiles the
+// output, whose function imports are the input's and the added import,
+// and whose function and memory exports are unchanged. It returns whether
+// the input compiled.
 func roundTrip(ctx context.Context, r wazero.Runtime, in []byte) (compiled bool, err error) {
 	orig, cerr := r.CompileModule(ctx, in)
-	out, info, ierr := Instrument(in, Options{ExportGlobals: true})
 	if cerr != nil {
+		for _, tick := range []bool{false, true} {
+			Instrument(in, Options{ExportGlobals: true, Tick: tick}) // must not panic
+		}
 		return false, nil // invalid input: Instrument only had not to panic
 	}
 	defer orig.Close(ctx)
-	if errors.Is(ierr, ErrAlreadyInstrumented) {
-		return true, nil // a module importing the refuel function itself is refused
-	}
-	if ierr != nil {
-		return true, fmt.Errorf("instrument: %w", ierr)
-	}
-	got, err := r.CompileModule(ctx, out)
-	if err != nil {
-		return true, fmt.Errorf("output does not compile: %w", err)
-	}
-	defer got.Close(ctx)
-	wantImports := append(importsOf(orig), DefaultImportModule+"."+DefaultImportName+"()i64")
-	if d := cmp.Diff(wantImports, importsOf(got)); d != "" {
-		return true, fmt.Errorf("imports (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff(exportsOf(orig), exportsOf(got)); d != "" {
-		return true, fmt.Errorf("exports (-want +got):\n%s", d)
-	}
-	if uint32(len(orig.ImportedFunctions())) != info.RefuelFunc {
-		return true, fmt.Errorf("RefuelFunc = %d, want %d", info.RefuelFunc, len(orig.ImportedFunctions()))
+	for _, tick := range []bool{false, true} {
+		out, info, ierr := Instrument(in, Options{ExportGlobals: true, Tick: tick})
+		if errors.Is(ierr, ErrAlreadyInstrumented) {
+			return true, nil // a module importing the refuel function itself is refused
+		}
+		if ierr != nil {
+			return true, fmt.Errorf("instrument (tick %v): %w", tick, ierr)
+		}
+		got, err := r.CompileModule(ctx, out)
+		if err != nil {
+			return true, fmt.Errorf("output (tick %v) does not compile: %w", tick, err)
+		}
+		defer got.Close(ctx)
+		added := DefaultImportModule + "." + DefaultImportName + "()i64"
+		if tick {
+			added = DefaultImportModule + "." + DefaultTickImportName + "()i64"
+		}
+		wantImports := append(importsOf(orig), added)
+		if d := cmp.Diff(wantImports, importsOf(got)); d != "" {
+			return true, fmt.Errorf("imports (tick %v) (-want +got):\n%s", tick, d)
+		}
+		if d := cmp.Diff(exportsOf(orig), exportsOf(got)); d != "" {
+			return true, fmt.Errorf("exports (tick %v) (-want +got):\n%s", tick, d)
+		}
+		if uint32(len(orig.ImportedFunctions())) != info.RefuelFunc {
+			return true, fmt.Errorf("RefuelFunc = %d, want %d", info.RefuelFunc, len(orig.ImportedFunctions()))
+		}
 	}
 	return true, nil
 }

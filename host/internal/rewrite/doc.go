@@ -49,6 +49,32 @@
 // executed and deterministic fuel comes for free. It undercounts: a loop
 // whose body starts with a conditional exit is charged for that test only.
 //
+// # The tick check
+//
+// With Options.Tick the check counts nothing: it compares a flag the host
+// changes when a deadline may have passed with the value the module last
+// saw,
+//
+//	global.get $flag; global.get $seen; i64.ne
+//	if (blocktype empty) call $tick; global.set $seen end
+//
+// two loads and a branch, with no store but in the call. The flag is a
+// mutable i64 imported as TickModule/TickGlobal ("skillhost:tick"
+// "flag"), seen a mutable i64 global added after the module's own
+// (Info.SeenGlobal, initialised to 0, not exported), and the function
+// ImportModule/DefaultTickImportName ("skillhost:fuel" "tick", of the
+// refuel type); no budget global is added or exported. The host decides,
+// by what tick returns, whether the module calls again at its next check
+// (0, which the flag never is) or not until the flag changes (the flag).
+// The flag import comes after the module's own imports, so it gets the
+// global index Info.TickGlobal = the number of imported globals, and every
+// global the module defines moves up by one. Instrument renumbers every
+// global index: global.get and global.set in code, global.get in constant
+// expressions (global, table and element initialisers, element and data
+// offsets), global exports, the name section's global names and the
+// exports Options.ExportGlobals adds (which keep the input's index in
+// their name, GlobalExport.Index).
+//
 // # Why function entries and loop heads suffice
 //
 // Without a loop, control inside a function only moves forward: block, if,

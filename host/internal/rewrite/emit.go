@@ -36,17 +36,49 @@ func (m *module) patchFunc(pos, end int, idx uint32) error {
 	return nil
 }
 
+// patchGlobal records the renumbering of the global index in[pos:end]:
+// with Options.Tick the imported flag comes after the input's imported
+// globals, and every global the input defines moves up by one.
+func (m *module) patchGlobal(pos, end int, idx uint32) error {
+	if idx >= m.budgetGlobal {
+		return malformed(pos, "global index %d out of range (%d globals)", idx, m.budgetGlobal)
+	}
+	if m.opts.Tick && idx >= m.importedGlobals {
+		m.events = append(m.events, event{pos: pos, end: end, val: int64(idx + 1)})
+	}
+	return nil
+}
+
+// newGlobal maps an input global index to the output's.
+func (m *module) newGlobal(idx uint32) uint32 {
+	if m.opts.Tick && idx >= m.importedGlobals {
+		idx++
+	}
+	return idx
+}
+
+// checkSize is the size of an inserted check of cost val.
+func (m *module) checkSize(val int64) int64 {
+	if m.opts.Tick {
+		return int64(len(m.check))
+	}
+	return int64(len(m.check)+len(m.checkTail)) + int64(sizeS64(val))
+}
+
 // copyPatched appends in[from:to] with the recorded events applied, and
 // clears them.
 func (m *module) copyPatched(out []byte, from, to int) []byte {
 	last := from
 	for _, e := range m.events {
 		out = append(out, m.in[last:e.pos]...)
-		if e.check {
+		switch {
+		case e.check && m.opts.Tick:
+			out = append(out, m.check...)
+		case e.check:
 			out = append(out, m.check...)
 			out = appendS64(out, e.val)
 			out = append(out, m.checkTail...)
-		} else {
+		default:
 			out = appendU32(out, uint32(e.val))
 		}
 		last = e.end
@@ -154,6 +186,10 @@ func (m *module) section(out []byte, s section, synthetic bool) ([]byte, error) 
 		}
 	case secCode:
 		return m.codeSection(out, s)
+	case secData:
+		if err := m.scanData(s); err != nil {
+			return nil, err
+		}
 	}
 	// Unchanged but for the recorded function indices.
 	out, mark := beginSection(out, s.id)
@@ -182,7 +218,7 @@ func (m *module) growSection(out []byte, s section, synthetic bool) ([]byte, err
 				if err := r.skip(1); err != nil {
 					return nil, err
 				}
-				if err := r.constExpr(m.patchFunc); err != nil {
+				if err := r.constExpr(m); err != nil {
 					return nil, err
 				}
 			}
@@ -200,13 +236,21 @@ func (m *module) growSection(out []byte, s section, synthetic bool) ([]byte, err
 				if err != nil {
 					return nil, err
 				}
-				if kind == 0x00 {
+				switch kind {
+				case 0x00:
 					if err := m.patchFunc(pos, r.pos, idx); err != nil {
+						return nil, err
+					}
+				case 0x03:
+					if err := m.patchGlobal(pos, r.pos, idx); err != nil {
 						return nil, err
 					}
 				}
 			}
 		}
+	}
+	if synthetic && m.opts.Tick && s.id == secExport && len(m.info.Globals) == 0 {
+		return out, nil // nothing to add
 	}
 	out, mark := beginSection(out, s.id)
 	switch s.id {
@@ -219,26 +263,47 @@ func (m *module) growSection(out []byte, s section, synthetic bool) ([]byte, err
 			out = append(out, m.in[s.start:s.end]...)
 		}
 	case secImport:
-		out = appendU32(out, n+1)
+		added := uint32(1)
+		if m.opts.Tick {
+			added++
+		}
+		out = appendU32(out, n+added)
 		out = append(out, m.in[entries:s.end]...)
 		out = appendName(out, m.opts.ImportModule)
 		out = appendName(out, m.opts.ImportName)
 		out = append(out, 0x00)
 		out = appendU32(out, m.refuelType)
+		if m.opts.Tick {
+			out = appendName(out, TickModule)
+			out = appendName(out, TickGlobal)
+			out = append(out, 0x03, 0x7e, 0x01) // mut i64
+		}
 	case secGlobal:
+		if m.opts.Tick {
+			out = appendU32(out, n+1)
+			out = m.copyPatched(out, entries, s.end)
+			out = append(out, 0x7e, 0x01, 0x42, 0x00, 0x0b) // seen: mut i64 = i64.const 0
+			break
+		}
 		out = appendU32(out, n+1)
 		out = m.copyPatched(out, entries, s.end)
 		out = append(out, 0x7e, 0x01, 0x42, 0x00, 0x0b) // mut i64 = i64.const 0
 	case secExport:
-		out = appendU32(out, n+1+uint32(len(m.info.Globals)))
+		added := uint32(len(m.info.Globals))
+		if !m.opts.Tick {
+			added++
+		}
+		out = appendU32(out, n+added)
 		out = m.copyPatched(out, entries, s.end)
-		out = appendName(out, m.info.BudgetExport)
-		out = append(out, 0x03)
-		out = appendU32(out, m.budgetGlobal)
+		if !m.opts.Tick {
+			out = appendName(out, m.info.BudgetExport)
+			out = append(out, 0x03)
+			out = appendU32(out, m.budgetGlobal)
+		}
 		for _, g := range m.info.Globals {
 			out = appendName(out, g.Export)
 			out = append(out, 0x03)
-			out = appendU32(out, g.Index)
+			out = appendU32(out, m.newGlobal(g.Index))
 		}
 	}
 	return endSection(out, mark)
@@ -275,7 +340,7 @@ func (m *module) scanElements(s section) error {
 			return err
 		}
 		for j := uint32(0); j < c; j++ {
-			if err := r.constExpr(m.patchFunc); err != nil {
+			if err := r.constExpr(m); err != nil {
 				return err
 			}
 		}
@@ -289,7 +354,7 @@ func (m *module) scanElements(s section) error {
 		}
 		switch flags {
 		case 0: // active, table 0: offset, vec(funcidx)
-			err = r.constExpr(m.patchFunc)
+			err = r.constExpr(m)
 			if err == nil {
 				err = funcs()
 			}
@@ -300,14 +365,14 @@ func (m *module) scanElements(s section) error {
 			}
 		case 2: // active: table, offset, elemkind, vec(funcidx)
 			if _, err = r.u32(); err == nil {
-				if err = r.constExpr(m.patchFunc); err == nil {
+				if err = r.constExpr(m); err == nil {
 					if err = r.skip(1); err == nil {
 						err = funcs()
 					}
 				}
 			}
 		case 4: // active, table 0: offset, vec(expr)
-			err = r.constExpr(m.patchFunc)
+			err = r.constExpr(m)
 			if err == nil {
 				err = exprs()
 			}
@@ -318,7 +383,7 @@ func (m *module) scanElements(s section) error {
 			}
 		case 6: // active: table, offset, reftype, vec(expr)
 			if _, err = r.u32(); err == nil {
-				if err = r.constExpr(m.patchFunc); err == nil {
+				if err = r.constExpr(m); err == nil {
 					if err = r.valType(); err == nil {
 						err = exprs()
 					}
@@ -333,6 +398,39 @@ func (m *module) scanElements(s section) error {
 	}
 	if !r.done() {
 		return malformed(r.pos, "element section has %d bytes left over", r.end-r.pos)
+	}
+	return nil
+}
+
+// scanData records the global indices in the data segments' offsets,
+// which move with Options.Tick.
+func (m *module) scanData(s section) error {
+	if !m.opts.Tick {
+		return nil
+	}
+	r := m.reader(s)
+	n, err := r.count(2)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		flags, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if flags == 2 {
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+		}
+		if flags != 1 {
+			if err := r.constExpr(m); err != nil {
+				return err
+			}
+		}
+		if err := r.bytes(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -357,7 +455,7 @@ func (m *module) scanTables(s section) error {
 			if err := r.tableType(); err != nil {
 				return err
 			}
-			if err := r.constExpr(m.patchFunc); err != nil {
+			if err := r.constExpr(m); err != nil {
 				return err
 			}
 			continue
@@ -433,6 +531,11 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 			// out-of-range global.set would name it.
 			return nil, malformed(at, "function %d uses global %d, but the module has %d globals", fn, in.idx, m.budgetGlobal)
 		}
+		if (in.op == 0x23 || in.op == 0x24) && m.opts.Tick {
+			if err := m.patchGlobal(in.ipos, in.iend, in.idx); err != nil {
+				return nil, err
+			}
+		}
 		if (in.op == 0x26 || in.op == 0xfc) && writesTable(m.in, at, end, in.op) {
 			m.info.WritesOutsideMemory = true
 		}
@@ -459,10 +562,9 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 	}
 	// The body's new size, so that it is written once.
 	size := int64(end - start)
-	fixed := int64(len(m.check) + len(m.checkTail))
 	for _, e := range m.events {
 		if e.check {
-			size += fixed + int64(sizeS64(e.val))
+			size += m.checkSize(e.val)
 			m.info.Checks++
 		} else {
 			size += int64(sizeU32(uint32(e.val)) - (e.end - e.pos))

@@ -98,6 +98,14 @@ func FuzzInstrument(f *testing.F) {
 			t.Fatalf("wazero compiles the input, not the output: %v", err)
 		}
 		got.Close(ctx)
+		out, _, err = Instrument(in, Options{ExportGlobals: exportGlobals, Tick: true})
+		if err != nil {
+			t.Fatalf("wazero compiles the input, Instrument with Tick fails: %v", err)
+		}
+		if got, err = compileRecover(ctx, r, out); err != nil {
+			t.Fatalf("wazero compiles the input, not the output with Tick: %v", err)
+		}
+		got.Close(ctx)
 	})
 }
 

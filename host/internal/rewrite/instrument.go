@@ -11,6 +11,13 @@ import (
 const (
 	DefaultImportModule = "skillhost:fuel"
 	DefaultImportName   = "refuel"
+	// DefaultTickImportName is the function a guest rewritten with
+	// Options.Tick calls when the tick flag is set, in ImportModule.
+	DefaultTickImportName = "tick"
+	// TickModule and TickGlobal name the mutable i64 global, the tick
+	// flag, that a module rewritten with Options.Tick imports.
+	TickModule = "skillhost:tick"
+	TickGlobal = "flag"
 	// BudgetExport is the export name of the budget global, unless the
 	// module already exports that name (Info.BudgetExport has the one used).
 	BudgetExport = "__skillhost_budget"
@@ -29,8 +36,16 @@ type Options struct {
 	// ImportModule and ImportName name the host function of type
 	// () -> i64 that the guest calls when its budget runs out; the budget
 	// becomes what it returns. Empty means DefaultImportModule and
-	// DefaultImportName.
+	// DefaultImportName (DefaultTickImportName with Tick).
 	ImportModule, ImportName string
+	// Tick makes the check at function entries and loop heads a compare
+	// of an imported flag, TickModule/TickGlobal (a mutable i64), with a
+	// global the module keeps, seen, instead of the budget: the guest
+	// calls the import when they differ, and seen becomes what it
+	// returns. Nothing is counted and no budget global is added; importing
+	// the flag moves every global the module defines up by one (see the
+	// package documentation).
+	Tick bool
 	// ExportGlobals also exports every mutable global the module defines
 	// (not the imported ones), as GlobalExportPrefix + index, so that a host
 	// can snapshot and restore them between calls.
@@ -41,8 +56,15 @@ type Options struct {
 type Info struct {
 	// BudgetExport is the export name of the mutable i64 budget global,
 	// normally BudgetExport. The guest calls the refuel import when the
-	// budget drops below zero.
+	// budget drops below zero. It is empty with Options.Tick.
 	BudgetExport string
+	// Tick is set when the checks test the imported tick flag
+	// (Options.Tick); TickGlobal is then the flag's global index, the
+	// number of globals the input imports, and SeenGlobal that of the
+	// added global the flag is compared with, the last.
+	Tick       bool
+	TickGlobal uint32
+	SeenGlobal uint32
 	// RefuelFunc is the function index of the added import: the number of
 	// functions the input imports. Every function the input defines has
 	// moved up by one.
@@ -61,7 +83,8 @@ type Info struct {
 
 // GlobalExport is a mutable global exported for Options.ExportGlobals.
 type GlobalExport struct {
-	// Index is the global's index, the same in input and output.
+	// Index is the global's index in the input, which names its export:
+	// the same in the output, or one more with Options.Tick.
 	Index uint32
 	// Export is its export name.
 	Export string
@@ -118,7 +141,7 @@ type module struct {
 	definedGlobals  uint32
 	mutableGlobals  []GlobalExport
 	exportNames     map[string]bool
-	budgetGlobal    uint32
+	budgetGlobal    uint32 // the budget's index: the number of globals of the input
 	info            Info
 	events          []event
 	check           []byte // the check sequence up to the cost
@@ -152,6 +175,9 @@ func instrument(wasm []byte, opts Options) ([]byte, Info, *module, error) {
 	}
 	if opts.ImportName == "" {
 		opts.ImportName = DefaultImportName
+		if opts.Tick {
+			opts.ImportName = DefaultTickImportName
+		}
 	}
 	if !utf8.ValidString(opts.ImportModule) || !utf8.ValidString(opts.ImportName) {
 		return nil, Info{}, nil, ErrInvalidOptions
@@ -242,7 +268,7 @@ func (m *module) scan() error {
 		}
 	}
 	if uint64(m.importedFuncs)+uint64(m.definedFuncs)+1 > math.MaxUint32 ||
-		uint64(m.importedGlobals)+uint64(m.definedGlobals)+1 > math.MaxUint32 ||
+		uint64(m.importedGlobals)+uint64(m.definedGlobals)+2 > math.MaxUint32 ||
 		uint64(m.typeEntries)+1 > math.MaxUint32 {
 		return malformed(0, "too many functions, globals or types")
 	}
@@ -252,12 +278,30 @@ func (m *module) scan() error {
 		m.exportNames = map[string]bool{}
 	}
 	m.info.RefuelFunc = m.importedFuncs
-	m.info.BudgetExport = m.uniqueExport(BudgetExport)
+	if !m.opts.Tick {
+		m.info.BudgetExport = m.uniqueExport(BudgetExport)
+	}
 	if m.opts.ExportGlobals {
 		for _, g := range m.mutableGlobals {
 			g.Export = m.uniqueExport(GlobalExportPrefix + strconv.FormatUint(uint64(g.Index), 10))
 			m.info.Globals = append(m.info.Globals, g)
 		}
+	}
+	if m.opts.Tick {
+		// The seen global comes after the flag and the module's own.
+		seen := m.budgetGlobal + 1
+		m.info.Tick, m.info.TickGlobal, m.info.SeenGlobal = true, m.importedGlobals, seen
+		// global.get $flag; global.get $seen; i64.ne; if; call $tick;
+		// global.set $seen; end
+		m.check = appendU32([]byte{0x23}, m.importedGlobals)
+		m.check = append(m.check, 0x23)
+		m.check = appendU32(m.check, seen)
+		m.check = append(m.check, 0x52, 0x04, 0x40, 0x10)
+		m.check = appendU32(m.check, m.info.RefuelFunc)
+		m.check = append(m.check, 0x24)
+		m.check = appendU32(m.check, seen)
+		m.check = append(m.check, 0x0b)
+		return nil
 	}
 
 	// global.get $b; i64.const C; i64.sub; global.set $b; global.get $b;
@@ -403,7 +447,8 @@ func (m *module) scanImports(s section) error {
 		}
 		switch kind {
 		case 0x00: // func
-			if string(mod) == m.opts.ImportModule && string(field) == m.opts.ImportName {
+			if string(mod) == m.opts.ImportModule && (string(field) == m.opts.ImportName ||
+				string(field) == DefaultImportName || string(field) == DefaultTickImportName) {
 				return ErrAlreadyInstrumented
 			}
 			err = r.typeIndex(m.numTypes)
@@ -413,6 +458,9 @@ func (m *module) scanImports(s section) error {
 		case 0x02: // memory
 			err = r.limits()
 		case 0x03: // global
+			if string(mod) == TickModule {
+				return ErrAlreadyInstrumented
+			}
 			if err = r.valType(); err == nil {
 				_, err = r.byte()
 			}
@@ -625,9 +673,9 @@ func (m *module) scanOther(s section) error {
 	return nil
 }
 
-// constExpr decodes a constant expression up to its end, reporting each
-// ref.func to patch (when not nil).
-func (r *reader) constExpr(patch func(pos, end int, idx uint32) error) error {
+// constExpr decodes a constant expression up to its end, recording the
+// renumbering of each ref.func and global.get in m (when not nil).
+func (r *reader) constExpr(m *module) error {
 	var in inst
 	for {
 		if err := r.instr(&in); err != nil {
@@ -636,8 +684,13 @@ func (r *reader) constExpr(patch func(pos, end int, idx uint32) error) error {
 			}
 			return err
 		}
-		if in.fend != 0 && patch != nil {
-			if err := patch(in.fpos, in.fend, in.fidx); err != nil {
+		if in.fend != 0 && m != nil {
+			if err := m.patchFunc(in.fpos, in.fend, in.fidx); err != nil {
+				return err
+			}
+		}
+		if in.op == 0x23 && m != nil {
+			if err := m.patchGlobal(in.ipos, in.iend, in.idx); err != nil {
 				return err
 			}
 		}

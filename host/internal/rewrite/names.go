@@ -61,6 +61,8 @@ func (m *module) names(out []byte, s section, body int) (_ []byte, ok bool, _ er
 			err = m.nameMap(&sub, true)
 		case 2, 3: // local and label names: indirect namemap by function
 			err = m.indirectNameMap(&sub)
+		case 7: // global names: namemap
+			err = m.globalNameMap(&sub)
 		default:
 			sub.pos = sub.end
 		}
@@ -131,6 +133,32 @@ func (m *module) indirectNameMap(r *reader) error {
 			}
 		}
 		if err := m.nameMap(r, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// globalNameMap reads vec(globalidx name), renumbering the indices for
+// Options.Tick. An index out of range makes the subsection not parse.
+func (m *module) globalNameMap(r *reader) error {
+	n, err := r.count(2)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		pos := r.pos
+		idx, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if !m.scanOnly && m.opts.Tick {
+			if idx >= m.budgetGlobal {
+				return errors.New("global name of a global out of range")
+			}
+			m.patchGlobal(pos, r.pos, idx)
+		}
+		if _, err := r.name(); err != nil {
 			return err
 		}
 	}

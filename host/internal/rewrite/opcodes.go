@@ -133,8 +133,10 @@ type inst struct {
 	fpos, fend int
 	fidx       uint32
 	// idx is the immediate of a one-u32 instruction (immU32), such as
-	// the global index of global.get and global.set.
-	idx uint32
+	// the global index of global.get and global.set; ipos and iend
+	// delimit it.
+	idx        uint32
+	ipos, iend int
 }
 
 // opError is an unknown opcode, before the caller says where it was.
@@ -204,7 +206,9 @@ func (r *reader) instr(in *inst) error {
 	case immBlock:
 		return r.blockType()
 	case immU32:
+		in.ipos = r.pos
 		in.idx, err = r.u32()
+		in.iend = r.pos
 	case immU32x2:
 		if _, err = r.u32(); err == nil {
 			_, err = r.u32()

@@ -1,0 +1,106 @@
+package host
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The tick flag's address is found in wazero's internals (see
+// globalValueAddr), which a new wazero version may change: then the host
+// has no ticker and this test fails, naming the version.
+func TestTickFlagLayout(t *testing.T) {
+	if !tickSupported {
+		t.Skip("no tick check on this system")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig().WithTickCheck(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	if h.tick == nil {
+		version := "unknown"
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, d := range bi.Deps {
+				if d.Path == "github.com/tetratelabs/wazero" {
+					version = d.Version
+				}
+			}
+		}
+		t.Fatalf("no ticker with wazero %s (written for v1.12.0): %v", version, h.tickOff)
+	}
+	// (module (import "skillhost:tick" "flag" (global (mut i64)))
+	//   (func (export "get") (result i64) global.get 0))
+	wasm := []byte{
+		0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+		0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7e,
+		0x02, 0x18, 0x01, 0x0e, 's', 'k', 'i', 'l', 'l', 'h', 'o', 's', 't', ':', 't', 'i', 'c', 'k',
+		0x04, 'f', 'l', 'a', 'g', 0x03, 0x7e, 0x01,
+		0x03, 0x02, 0x01, 0x00,
+		0x07, 0x07, 0x01, 0x03, 'g', 'e', 't', 0x00, 0x00,
+		0x0a, 0x06, 0x01, 0x04, 0x00, 0x23, 0x00, 0x0b,
+	}
+	mod, err := h.rt.Instantiate(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := mod.ExportedFunction("get")
+	for _, v := range []uint64{0, 1, 7, 1 << 40, 0} {
+		atomic.StoreUint64(h.tick.flag, v)
+		res, err := get.Call(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0] != v {
+			t.Fatalf("a guest reads the flag as %d after the host wrote %d", res[0], v)
+		}
+	}
+}
+
+// The timer runs while calls are in flight and stops after the last.
+func TestTickerStopsWhenIdle(t *testing.T) {
+	if !tickSupported {
+		t.Skip("no tick check on this system")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig().WithTickCheck(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(ctx, wasm, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := func() bool {
+		h.tick.mu.Lock()
+		defer h.tick.mu.Unlock()
+		return h.tick.armed
+	}
+	if armed() {
+		t.Fatal("the timer runs before any call")
+	}
+	h.tick.start()
+	if !armed() {
+		t.Fatal("the timer did not start with the first call")
+	}
+	h.tick.stop()
+	m.c.waitTick(h)
+	res, err := m.Call(ctx, "count", []byte("1000"), nil)
+	if err != nil || res.FuelCounted {
+		t.Fatalf("count: fuel counted %v, %v", res.FuelCounted, err)
+	}
+	for deadline := time.Now().Add(time.Minute); armed(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the timer still runs a minute after the last call")
+		}
+	}
+}
