@@ -62,3 +62,21 @@ func TestMemoryBudgetFromTheOperatorConfig(t *testing.T) {
 		t.Errorf("no budget set: %d, want the default %d", got, skillhost.DefaultMemoryBudget)
 	}
 }
+
+// [server] tick_check and Config.TickCheck reach the engine's host; the
+// check is off by default.
+func TestTickCheckFromTheOperatorConfig(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "skillhost.toml")
+	if err := os.WriteFile(file, []byte("[server]\ntick_check = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !open(t, skillhost.Config{ConfigFile: file}).Host().Config().TickCheck() {
+		t.Errorf("[server] tick_check = true did not reach the host")
+	}
+	if open(t, skillhost.Config{}).Host().Config().TickCheck() {
+		t.Errorf("the tick check is on by default")
+	}
+	if !open(t, skillhost.Config{TickCheck: true}).Host().Config().TickCheck() {
+		t.Errorf("Config.TickCheck did not reach the host")
+	}
+}

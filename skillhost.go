@@ -118,6 +118,14 @@ type Config struct {
 	// [server] memory_budget, and DefaultMemoryBudget when that is unset
 	// too (see host.Config.WithMemoryBudget).
 	MemoryBudget uint64
+	// TickCheck makes Wasm calls without a fuel limit check a flag the
+	// host changes every 2 ms at loop heads and function entries instead
+	// of counting fuel: cheaper on tight loops, but such calls report no
+	// fuel and see their deadline up to 2 ms late (see
+	// host.Config.WithTickCheck). The operator config's [server]
+	// tick_check = true sets it too. A run whose tenant has a fuel quota
+	// counts fuel whatever this says.
+	TickCheck bool
 	// IndexPath is the discovery index file; default StateDir/index.db,
 	// else index.db in the user's data folder (see the StateDir function).
 	IndexPath string
@@ -302,7 +310,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.MemoryBudget == 0 {
 		cfg.MemoryBudget = DefaultMemoryBudget
 	}
-	hc = hc.WithMemoryBudget(cfg.MemoryBudget)
+	hc = hc.WithMemoryBudget(cfg.MemoryBudget).WithTickCheck(cfg.TickCheck || op.Server.TickCheck)
 	h, err := host.New(ctx, hc)
 	if err != nil {
 		return nil, err

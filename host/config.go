@@ -206,6 +206,14 @@ func (c Config) WithWorkerCommand(path string, args ...string) Config {
 // DefaultLimits returns the limits applied where a grant leaves a field zero.
 func (c Config) DefaultLimits() Limits { return c.defaults }
 
+// TickCheck reports whether calls without a fuel limit use the tick check
+// (WithTickCheck).
+func (c Config) TickCheck() bool { return c.tickCheck }
+
+// MemoryBudget returns the budget of memory held between calls
+// (WithMemoryBudget); 0 is none.
+func (c Config) MemoryBudget() uint64 { return c.memBudget }
+
 func (c Config) validate() error {
 	d := c.defaults
 	switch {

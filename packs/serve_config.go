@@ -33,6 +33,10 @@ type ServerConfig struct {
 	// DrainTimeout is how long a stopping server lets calls in flight
 	// finish; 0 means the built-in default.
 	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
+	// TickCheck makes calls without a fuel limit check a flag the host
+	// changes every 2 ms instead of counting fuel (Linux; see
+	// host.Config.WithTickCheck).
+	TickCheck bool `json:"tick_check,omitempty"`
 	// OTLPEndpoint is where traces are exported over OTLP/HTTP (an http
 	// or https URL); "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, and
 	// export is off when neither is set.
@@ -134,7 +138,7 @@ var (
 )
 
 const (
-	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, otlp_endpoint, oauth"
+	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, tick_check, otlp_endpoint, oauth"
 	oauthKeys  = "issuer, resource, jwks_url, scopes, tenant_claim, leeway"
 	tenantKeys = "api_keys, oauth_subjects, oauth_clients, packs, tools, deny_tools, activation_scope, quotas, grants"
 	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
@@ -176,6 +180,8 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 			s.MemoryBudget, _ = r.size(k)
 		case "drain_timeout":
 			s.DrainTimeout, _ = r.duration(k)
+		case "tick_check":
+			s.TickCheck, _ = r.boolean(k)
 		case "otlp_endpoint":
 			if v, ok := r.str(k); ok {
 				u, err := url.Parse(v)
