@@ -110,9 +110,10 @@ func (m *Module) RunCommand(ctx context.Context, name string, opts *CommandOptio
 	}
 	start := time.Now()
 	res := &CommandResult{}
-	if m.h.closed.Load() {
+	if !m.h.enter() {
 		return res, ErrClosed
 	}
+	defer m.h.leave()
 	if !m.IsCommand() {
 		return res, fmt.Errorf("%w: %s is not a WASI command module: it has no %s export of type () -> ()", ErrExportNotFound, m.name, abi.ExportStart)
 	}

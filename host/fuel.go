@@ -54,6 +54,9 @@ func (in *instance) refuel(ctx context.Context) int64 {
 	if err := ctx.Err(); err != nil {
 		trap(err)
 	}
+	if in.m.h.closed.Load() {
+		trap(ErrClosed)
+	}
 	// The clock is read here rather than waiting for the context's timer,
 	// which fires only when the scheduler gets to it.
 	if !in.deadline.IsZero() && time.Now().After(in.deadline) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
@@ -50,6 +51,9 @@ type Host struct {
 	egress   sync.Map // policy key -> *egress.Client
 
 	closed atomic.Bool
+	// inflight counts the calls running in the host's runtimes: Close
+	// waits for them (see enter).
+	inflight atomic.Int64
 
 	// budget bounds the memory held between calls (membudget.go).
 	budget *memBudget
@@ -208,12 +212,49 @@ func instantiateHostModules(ctx context.Context, rt wazero.Runtime) ([]api.Modul
 	return []api.Module{wasi, env, user}, nil
 }
 
-// Close releases the runtime and every module. Calls in flight are ended.
+// Close releases the runtime and every module. New calls fail with
+// ErrClosed; calls in flight are ended (a metered guest at its next fuel
+// slice or tick, any other at its deadline) and Close waits for them,
+// since their machine code and memory go with the runtime. If ctx ends
+// first, Close returns its error and the runtime is released once the
+// last call has ended.
 func (h *Host) Close(ctx context.Context) error {
 	if h.closed.Swap(true) {
 		return nil
 	}
 	h.workers.close()
+	for h.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			go func() {
+				for h.inflight.Load() > 0 {
+					time.Sleep(time.Millisecond)
+				}
+				h.release(context.Background())
+			}()
+			return fmt.Errorf("closing the host with calls in flight: %w", ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return h.release(ctx)
+}
+
+// enter counts a call in flight; it reports false (and counts nothing)
+// once the host is closed.
+func (h *Host) enter() bool {
+	h.inflight.Add(1)
+	if h.closed.Load() {
+		h.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+// leave ends a call counted by enter.
+func (h *Host) leave() { h.inflight.Add(-1) }
+
+// release closes the runtimes, once no call runs.
+func (h *Host) release(ctx context.Context) error {
 	if h.tick != nil {
 		h.tick.close()
 	}

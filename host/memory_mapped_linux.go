@@ -5,6 +5,7 @@ package host
 import (
 	"errors"
 	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -97,6 +98,12 @@ type mappedMemory struct {
 	// dirty is set when the kernel tracks the pages written (see
 	// dirtyTracker).
 	dirty *dirtyState
+	// mu orders Free, which wazero calls when the instance's module is
+	// closed (by Host.Close, from another goroutine than a call's), with
+	// the call's bind and reset: a MAP_FIXED over a range Free had
+	// already unmapped would map the image over whatever the process put
+	// there since.
+	mu sync.Mutex
 }
 
 // newMappedMemory reserves max bytes, or returns nil when it cannot.
@@ -114,6 +121,8 @@ func newMappedMemory(a *capAllocator, max uint64) *mappedMemory {
 }
 
 func (m *mappedMemory) Reallocate(size uint64) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if size > uint64(len(m.region)) {
 		m.a.denied = true
 		return nil
@@ -123,6 +132,12 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 }
 
 func (m *mappedMemory) Free() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.free()
+}
+
+func (m *mappedMemory) free() {
 	if m.region != nil {
 		syscall.Munmap(m.region)
 		m.region = nil
@@ -132,6 +147,8 @@ func (m *mappedMemory) Free() {
 // bind maps img over the start of the memory, whose size must be the
 // image's: the memory then holds the image's bytes.
 func (m *mappedMemory) bind(img *memImage) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.region == nil || m.size != uint64(img.size) {
 		return errGrown
 	}
@@ -140,7 +157,7 @@ func (m *mappedMemory) bind(img *memImage) error {
 	runtime.KeepAlive(img)
 	if errno != 0 {
 		// The range may be left unmapped: the memory is unusable.
-		m.Free()
+		m.free()
 		return errno
 	}
 	m.img = img
@@ -158,6 +175,8 @@ func (m *mappedMemory) bind(img *memImage) error {
 // tracked, the kernel's scan also reads one page-table entry per page of
 // the memory (about 5 ns each).
 func (m *mappedMemory) reset() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.img == nil || m.region == nil || m.size != uint64(m.img.size) {
 		return errGrown
 	}

@@ -168,9 +168,10 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	}
 	start := time.Now()
 	res := &Result{}
-	if m.h.closed.Load() {
+	if !m.h.enter() {
 		return res, ErrClosed
 	}
+	defer m.h.leave()
 	if err := m.callable(export); err != nil {
 		return res, err
 	}

@@ -49,6 +49,10 @@ func (p *Pool) Call(ctx context.Context, export string, input []byte) (*Result, 
 	if err := p.m.callable(export); err != nil {
 		return res, err
 	}
+	if !p.m.h.enter() {
+		return res, ErrClosed
+	}
+	defer p.m.h.leave()
 	select {
 	case p.sem <- struct{}{}:
 	case <-ctx.Done():

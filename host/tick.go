@@ -135,6 +135,9 @@ func (in *instance) tick(ctx context.Context) uint64 {
 	if in.pastDeadline() {
 		trap(context.DeadlineExceeded)
 	}
+	if in.m.h.closed.Load() {
+		trap(ErrClosed)
+	}
 	if in.share != nil {
 		// A group past its share of the processors waits here, as at a
 		// refuel (see fairShare).
