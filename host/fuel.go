@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -51,17 +50,7 @@ func instantiateFuelModule(ctx context.Context, rt wazero.Runtime) (api.Module, 
 // spent, and hands out the next slice.
 func (in *instance) refuel(ctx context.Context) int64 {
 	in.bookFuel()
-	if err := ctx.Err(); err != nil {
-		trap(err)
-	}
-	if in.m.h.closed.Load() {
-		trap(ErrClosed)
-	}
-	// The clock is read here rather than waiting for the context's timer,
-	// which fires only when the scheduler gets to it.
-	if !in.deadline.IsZero() && time.Now().After(in.deadline) {
-		trap(context.DeadlineExceeded)
-	}
+	in.stopIfDue(ctx)
 	if max := in.maxFuel(); max > 0 && in.fuelUsed > max {
 		if in.initializing {
 			trap(&limitError{what: "initialisation fuel", unit: "instructions", limit: max,
@@ -70,18 +59,39 @@ func (in *instance) refuel(ctx context.Context) int64 {
 		trap(&limitError{what: "fuel", unit: "instructions", limit: max, detail: fmt.Sprintf("%d used", in.fuelUsed)})
 	}
 	in.giveFuel()
+	in.pause(ctx)
+	return in.fuelGiven
+}
+
+// stopIfDue stops the guest (a trap) when its call's context ended, its
+// deadline passed or the host closed. The clock is read here rather than
+// waiting for the context's timer, which fires only when the scheduler
+// gets to it.
+func (in *instance) stopIfDue(ctx context.Context) {
+	if err := ctx.Err(); err != nil {
+		trap(err)
+	}
+	if in.m.h.closed.Load() {
+		trap(ErrClosed)
+	}
+	if in.pastDeadline() {
+		trap(context.DeadlineExceeded)
+	}
+}
+
+// pause lets others run where a guest reaches the host on its own (a
+// refuel or a tick): a guest whose group is past its share of the
+// processors waits (see fairShare), and every guest yields to the
+// scheduler, as a spinning guest would otherwise hold its thread for the
+// scheduler's 10 ms time slice and a short call queued behind it would
+// wait that long.
+func (in *instance) pause(ctx context.Context) {
 	if in.share != nil {
-		// A group past its share of the processors waits here (see
-		// fairShare).
 		if err := in.m.h.fair.yield(ctx, in.share); err != nil {
 			trap(err)
 		}
 	}
-	// Let other goroutines run: a spinning guest would otherwise hold its
-	// thread for the scheduler's 10 ms time slice, and a short call queued
-	// behind it would wait that long.
 	runtime.Gosched()
-	return in.fuelGiven
 }
 
 // giveFuel sets the budget to the next slice, or what is left of MaxFuel.

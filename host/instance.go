@@ -298,10 +298,8 @@ func (in *instance) call(ctx context.Context, export string, input []byte, res *
 		in.fns[export] = fn
 	}
 	t0 := time.Now()
-	in.share = in.m.h.fair.enter(in.group)
+	in.share = in.m.h.fair.enter(in.group) // left when the call returns
 	out, callErr := fn.Call(cctx)
-	in.m.h.fair.leave(in.share)
-	in.share = nil
 	res.Execute = time.Since(t0)
 	if in.budget != nil {
 		in.bookFuel()

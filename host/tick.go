@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -129,23 +128,8 @@ func globalValueAddr(g api.Global) (p *uint64, err error) {
 // kernel wrote (see ticker), so that the guest calls at every check until
 // the ticker has run.
 func (in *instance) tick(ctx context.Context) uint64 {
-	if err := ctx.Err(); err != nil {
-		trap(err)
-	}
-	if in.pastDeadline() {
-		trap(context.DeadlineExceeded)
-	}
-	if in.m.h.closed.Load() {
-		trap(ErrClosed)
-	}
-	if in.share != nil {
-		// A group past its share of the processors waits here, as at a
-		// refuel (see fairShare).
-		if err := in.m.h.fair.yield(ctx, in.share); err != nil {
-			trap(err)
-		}
-	}
-	runtime.Gosched()
+	in.stopIfDue(ctx)
+	in.pause(ctx)
 	if v := atomic.LoadUint64(in.m.h.tick.flag); v&tickGeneration != 0 {
 		return v
 	}
