@@ -87,7 +87,8 @@ func (e *Engine) openServices() error {
 }
 
 // Services returns the namespaces of the engine's capability providers
-// (Config.Services and [capabilities.providers]), sorted.
+// (Config.Services and [capabilities.providers]), sorted. They are fixed
+// when the engine opens: a reload keeps them.
 func (e *Engine) Services() []string { return e.now().reg.Services() }
 
 // serviceProblems reports the provider commands that cannot be started

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,12 +53,18 @@ type ops struct {
 	reloadDur prometheus.Histogram
 	capCalls  *prometheus.CounterVec
 	capTime   *prometheus.HistogramVec
+	// namespaces are the engine's capability providers', fixed for its
+	// life: the only namespace label values.
+	namespaces map[string]bool
 }
 
 // newOps makes the operations side of s: it opens the audit log and
 // registers the metrics in a registry of the server's own.
 func newOps(s *Server, opts *Options) (*ops, error) {
-	o := &ops{s: s, reg: prometheus.NewRegistry(), prop: propagation.TraceContext{}}
+	o := &ops{s: s, reg: prometheus.NewRegistry(), prop: propagation.TraceContext{}, namespaces: map[string]bool{}}
+	for _, ns := range s.e.Services() {
+		o.namespaces[ns] = true
+	}
 	stdout := opts.Stdout
 	if stdout == nil {
 		stdout = os.Stdout
@@ -198,7 +203,7 @@ func (o *ops) call(ctx context.Context, e registry.Event) {
 func (o *ops) capability(e registry.Event) {
 	id, _ := e.Fields["capability"].(string)
 	ns, _, _ := strings.Cut(id, ".")
-	if !slices.Contains(o.s.e.Services(), ns) {
+	if !o.namespaces[ns] {
 		return
 	}
 	outcome, _ := e.Fields["outcome"].(string)
