@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,6 +57,19 @@ done
 // (Config.Services). Closing the engine stops the commands.
 func newCapsServer(t *testing.T, toml string, inGo map[string]skillhost.ServiceProvider, other bool) (*skillhost.Engine, *mcp.ClientSession, string) {
 	t.Helper()
+	granted := []string{"test.echo", "test.fail"}
+	if other {
+		granted = append(granted, "other.echo")
+	}
+	e, ts := serveCaps(t, toml, inGo, granted)
+	return e, opsClient(t, ts, ""), ts.URL
+}
+
+// serveCaps serves capsPack with the operator config toml (its
+// providers and tenants), the providers in Go inGo and a grant of the
+// services granted.
+func serveCaps(t *testing.T, toml string, inGo map[string]skillhost.ServiceProvider, granted []string) (*skillhost.Engine, *httptest.Server) {
+	t.Helper()
 	dir := t.TempDir()
 	pack := filepath.Join(dir, "packs", "capspack")
 	os.MkdirAll(pack, 0o755)
@@ -65,10 +79,6 @@ func newCapsServer(t *testing.T, toml string, inGo map[string]skillhost.ServiceP
 	}
 	os.WriteFile(filepath.Join(pack, "m.wasm"), wasm, 0o644)
 	os.WriteFile(filepath.Join(pack, "pack.yaml"), []byte(capsPack), 0o644)
-	granted := []string{"test.echo", "test.fail"}
-	if other {
-		granted = append(granted, "other.echo")
-	}
 	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +98,7 @@ func newCapsServer(t *testing.T, toml string, inGo map[string]skillhost.ServiceP
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	ts := (&opsFixture{srv: srv}).serve(t)
-	return e, opsClient(t, ts, ""), ts.URL
+	return e, (&opsFixture{srv: srv}).serve(t)
 }
 
 // capResult is what a capcall tool outputs: the service's answer as the
