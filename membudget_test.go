@@ -63,20 +63,31 @@ func TestMemoryBudgetFromTheOperatorConfig(t *testing.T) {
 	}
 }
 
-// [server] tick_check and Config.TickCheck reach the engine's host; the
-// check is off by default.
+// The tick check is on by default; [server] tick_check = false and
+// Config.CountAllFuel each turn it off, and tick_check = true leaves it on.
 func TestTickCheckFromTheOperatorConfig(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "skillhost.toml")
-	if err := os.WriteFile(file, []byte("[server]\ntick_check = true\n"), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
 	}
-	if !open(t, skillhost.Config{ConfigFile: file}).Host().Config().TickCheck() {
-		t.Errorf("[server] tick_check = true did not reach the host")
-	}
-	if open(t, skillhost.Config{}).Host().Config().TickCheck() {
-		t.Errorf("the tick check is on by default")
-	}
-	if !open(t, skillhost.Config{TickCheck: true}).Host().Config().TickCheck() {
-		t.Errorf("Config.TickCheck did not reach the host")
+	off, on := write("off.toml", "[server]\ntick_check = false\n"), write("on.toml", "[server]\ntick_check = true\n")
+	for _, tc := range []struct {
+		name string
+		cfg  skillhost.Config
+		want bool
+	}{
+		{"default", skillhost.Config{}, true},
+		{"tick_check = false", skillhost.Config{ConfigFile: off}, false},
+		{"tick_check = true", skillhost.Config{ConfigFile: on}, true},
+		{"CountAllFuel", skillhost.Config{CountAllFuel: true}, false},
+		{"CountAllFuel beside tick_check = true", skillhost.Config{ConfigFile: on, CountAllFuel: true}, false},
+	} {
+		if got := open(t, tc.cfg).Host().Config().TickCheck(); got != tc.want {
+			t.Errorf("%s: the host's tick check is %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

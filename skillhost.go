@@ -118,14 +118,14 @@ type Config struct {
 	// [server] memory_budget, and DefaultMemoryBudget when that is unset
 	// too (see host.Config.WithMemoryBudget).
 	MemoryBudget uint64
-	// TickCheck makes Wasm calls without a fuel limit check a flag the
-	// host changes every 2 ms at loop heads and function entries instead
-	// of counting fuel: cheaper on tight loops, but such calls report no
-	// fuel and see their deadline up to 2 ms late (see
-	// host.Config.WithTickCheck). The operator config's [server]
-	// tick_check = true sets it too. A run whose tenant has a fuel quota
-	// counts fuel whatever this says.
-	TickCheck bool
+	// CountAllFuel makes every Wasm call count its fuel. By default a call
+	// without a fuel limit checks, at loop heads and function entries, a
+	// flag the host changes every 2 ms instead (on Linux; see
+	// host.Config.WithTickCheck): cheaper on tight loops, but such a call
+	// reports no fuel and sees its deadline up to 2 ms late. The operator
+	// config's [server] tick_check = false sets it too. A run whose tenant
+	// has a fuel quota counts fuel whatever this says.
+	CountAllFuel bool
 	// IndexPath is the discovery index file; default StateDir/index.db,
 	// else index.db in the user's data folder (see the StateDir function).
 	IndexPath string
@@ -310,7 +310,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.MemoryBudget == 0 {
 		cfg.MemoryBudget = DefaultMemoryBudget
 	}
-	hc = hc.WithMemoryBudget(cfg.MemoryBudget).WithTickCheck(cfg.TickCheck || op.Server.TickCheck)
+	tick := !cfg.CountAllFuel && (op.Server.TickCheck == nil || *op.Server.TickCheck)
+	hc = hc.WithMemoryBudget(cfg.MemoryBudget).WithTickCheck(tick)
 	h, err := host.New(ctx, hc)
 	if err != nil {
 		return nil, err

@@ -179,9 +179,9 @@ func BenchmarkCompute(b *testing.B) {
 // nothing, under skillhost and under raw wazero without any interruption
 // check, alternating the variants in every iteration so that a noisy
 // machine weighs on all alike, and reports the medians' ratios: x-none is
-// a warm skillhost instance without a fuel limit on a host with the tick
-// check (Config.WithTickCheck, on Linux) against raw wazero, count-none
-// the same counting fuel (CountFuel: the budget check, the default),
+// a warm skillhost instance without a fuel limit, with the tick check
+// (Config.WithTickCheck, the default on Linux), against raw wazero,
+// count-none the same counting fuel (CountFuel: the budget check),
 // fuel-none with a fuel limit set, fresh-none a call of Module.Call (fresh
 // state restored from the snapshot, with the tick check) against the raw
 // warm call. The tight
@@ -197,8 +197,8 @@ func BenchmarkComputeRatio(b *testing.B) {
 	} {
 		b.Run("guest="+c.name, func(b *testing.B) {
 			ctx := context.Background()
-			h := newHost(b, testConfig().WithTickCheck(true))
-			m, err := h.Load(ctx, c.wasm(b), host.LoadOptions{Name: c.file})
+			h := newHost(b, testConfig())
+			m, err := h.Load(ctx, c.wasm(b), host.LoadOptions{Name: c.file, PrepareTickCheck: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -210,7 +210,6 @@ func BenchmarkComputeRatio(b *testing.B) {
 				b.Cleanup(p.Close)
 				return p
 			}
-			host.WaitTickCheck(m)
 			warm, counted, fueled := pool(host.Limits{}, false), pool(host.Limits{}, true), pool(host.Limits{MaxFuel: 1 << 60}, false)
 			raw := newRawGuest(b, c.wasm(b), c.export, false)
 			input := []byte(c.input)

@@ -133,7 +133,8 @@ func (m *Module) RunCommand(ctx context.Context, name string, opts *CommandOptio
 	defer cancel()
 	copts := &CallOptions{Grant: opts.Grant, Tools: opts.Tools, Services: opts.Services, OnLog: opts.OnLog,
 		CountFuel: opts.CountFuel, command: cio}
-	in, err := m.newInstance(ctx, opts.Grant, copts)
+	// A command has no initialisers: its _start is the run.
+	in, err := m.newInstance(ctx, opts.Grant, copts, true)
 	if err != nil {
 		return res, err
 	}

@@ -69,6 +69,7 @@ func NewConfig() Config {
 		maxToolDepth: DefaultMaxToolDepth,
 		logLevel:     abi.LogInfo,
 		metering:     true,
+		tickCheck:    true,
 		maxTableElem: DefaultMaxTableElements,
 		maxInitFuel:  DefaultMaxInitFuel,
 		workerGrace:  defaultWorkerGrace,
@@ -108,7 +109,7 @@ func (c Config) WithLogLevel(l abi.LogLevel) Config {
 // default) or off. A metered module checks a budget at every loop head and
 // function entry and reaches the host when it runs out, which stops it at
 // its deadline at a few percent of its speed and counts its fuel (see
-// WithTickCheck for the alternative). Off, every
+// WithTickCheck for calls without a fuel limit). Off, every
 // module runs under wazero's close-on-context-done, which stops it too but
 // costs 3.5-25 times on compute, and max_fuel cannot be enforced.
 func (c Config) WithMetering(on bool) Config {
@@ -116,16 +117,19 @@ func (c Config) WithMetering(on bool) Config {
 	return c
 }
 
-// WithTickCheck makes metered calls without a fuel limit (nor
-// CallOptions.CountFuel), on Linux, compare a flag the host changes every
-// 2 ms at loop heads and function entries, instead of counting fuel: two
-// loads and a branch instead of a counter kept in memory. Measured, it
-// costs less, the most on tight loops (a bare WAT loop: 1.6 times raw
-// wazero instead of 2.6; the Go integer loop 1.23 instead of 1.47, sha256
-// 1.10 instead of 1.13), but such calls report no fuel
-// (Result.FuelCounted), their deadline is seen up to 2 ms late, and the
-// host spends about 5% of a core on the timer while they run. Off by
-// default; see RATIONALE.md.
+// WithTickCheck chooses how metered calls without a fuel limit (nor
+// CallOptions.CountFuel) are stopped at their deadline. On (the default,
+// on Linux), they compare a flag the host changes every 2 ms with a
+// global of their own at loop heads and function entries: two loads and
+// a branch. Off, they count fuel like calls with a limit: a counter kept
+// in memory, decremented and tested. Measured, the tick check costs less,
+// the most on tight loops (a bare WAT loop: 1.6 times raw wazero instead
+// of 2.6; the Go integer loop 1.23 instead of 1.47, sha256 1.10 instead
+// of 1.13), but such calls report no fuel (Result.FuelCounted), their
+// deadline is seen up to 2 ms late, and the host spends about 5% of a
+// core on the timer while they run. Instances that run a module's
+// initialisers for Module.Call count fuel under the initialisation cap
+// either way (WithMaxInitFuel); see RATIONALE.md.
 func (c Config) WithTickCheck(on bool) Config {
 	c.tickCheck = on
 	return c

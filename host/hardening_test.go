@@ -158,13 +158,21 @@ func TestBenignStartFunction(t *testing.T) {
 			}
 		}
 		// A spinning initialisation is cut by the host's initialisation
-		// fuel cap too, whatever the deadline, when fuel is counted.
+		// fuel cap too, whatever the deadline: the instance that runs the
+		// initialisers counts fuel, also for a call that would otherwise
+		// run the tick check, and also once the module with it is made.
 		if metering {
 			h := newHost(t, testConfig().WithMaxInitFuel(1_000_000).WithTickCheck(true))
-			_, err := load(t, h, "wat/start_spin.wasm").Call(t.Context(), "run", nil, &host.CallOptions{CountFuel: true})
-			ce := wantKind(t, err, host.ErrLimit)
-			if !strings.Contains(ce.Message, "initialisation fuel") {
-				t.Errorf("message %q does not name the initialisation fuel", ce.Message)
+			m := load(t, h, "wat/start_spin.wasm")
+			for i, opts := range []*host.CallOptions{{CountFuel: true}, nil, nil} {
+				if i == 2 {
+					host.WaitTickCheck(m)
+				}
+				_, err := m.Call(t.Context(), "run", nil, opts)
+				ce := wantKind(t, err, host.ErrLimit)
+				if !strings.Contains(ce.Message, "initialisation fuel") {
+					t.Errorf("call %d: message %q does not name the initialisation fuel", i, ce.Message)
+				}
 			}
 		}
 	}

@@ -54,6 +54,9 @@ type Host struct {
 	// inflight counts the calls running in the host's runtimes: Close
 	// waits for them (see enter).
 	inflight atomic.Int64
+	// compiling counts the modules with the tick check being compiled in
+	// the background: the runtimes are released after them.
+	compiling atomic.Int64
 
 	// budget bounds the memory held between calls (membudget.go).
 	budget *memBudget
@@ -94,6 +97,8 @@ type compiled struct {
 	tickDone chan struct{}
 	tickCM   wazero.CompiledModule
 	tickErr  error
+	// tickMade is set once tickCM is.
+	tickMade atomic.Bool
 	// writesOutside is set when the code can change a table or a passive
 	// segment at run time, which a memory-and-globals snapshot would not
 	// undo.
@@ -236,6 +241,19 @@ func (h *Host) Close(ctx context.Context) error {
 		case <-time.After(time.Millisecond):
 		}
 	}
+	if h.compiling.Load() > 0 {
+		// A module with the tick check is being compiled in the
+		// background, which cannot be stopped (a second or more for a Go
+		// guest): the runtime is released when it ends, and no call
+		// waits for it.
+		go func() {
+			for h.compiling.Load() > 0 {
+				time.Sleep(time.Millisecond)
+			}
+			h.release(context.Background())
+		}()
+		return nil
+	}
 	return h.release(ctx)
 }
 
@@ -290,6 +308,13 @@ type LoadOptions struct {
 	// When one fails, the snapshot is taken without warm-up. Pools and
 	// modules that are not metered (which get no snapshot) do not run them.
 	Warmup []WarmupCall
+	// PrepareTickCheck makes Load also make the module rewritten with the
+	// tick check (Config.WithTickCheck), which calls without a fuel limit
+	// run, and wait for it, instead of making it in the background at the
+	// first such call (calls count fuel until it is ready). A process that
+	// serves few calls, or that must not compile while it serves, pays for
+	// it here. Nothing is made when the host has no tick check.
+	PrepareTickCheck bool
 }
 
 // WarmupCall is one call of LoadOptions.Warmup.
@@ -326,6 +351,9 @@ func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Module
 			return nil, fmt.Errorf("warm-up call: %w", err)
 		}
 		warmup = append(warmup, WarmupCall{Export: w.Export, Input: bytes.Clone(w.Input)})
+	}
+	if opts.PrepareTickCheck {
+		c.waitTick(h)
 	}
 	return &Module{h: h, name: name, sum: sum, c: c, warmup: warmup}, nil
 }
@@ -444,9 +472,27 @@ func (c *compiled) tickModule(h *Host) wazero.CompiledModule {
 	}
 }
 
+// waitTick makes the module with the tick check, or waits for it, when
+// the host has a tick check (see LoadOptions.PrepareTickCheck).
+func (c *compiled) waitTick(h *Host) {
+	if c.tickModule(h) == nil && c.tickDone != nil {
+		<-c.tickDone
+	}
+}
+
+// tickReady reports whether the module rewritten with the tick check is
+// made, without starting it.
+func (c *compiled) tickReady() bool { return c.tickMade.Load() }
+
 // makeTickModule makes tickCM and closes tickDone.
 func (c *compiled) makeTickModule(h *Host) {
 	defer close(c.tickDone)
+	h.compiling.Add(1)
+	defer h.compiling.Add(-1)
+	if h.closed.Load() {
+		c.tickErr = ErrClosed
+		return
+	}
 	capped, err := capTables(c.wasm, h.cfg.maxTableElem)
 	if err != nil {
 		c.tickErr = err
@@ -463,6 +509,7 @@ func (c *compiled) makeTickModule(h *Host) {
 		return
 	}
 	c.tickCM = cm
+	c.tickMade.Store(true)
 }
 
 // validate checks that wasm is a valid module under the features the host

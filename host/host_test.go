@@ -391,6 +391,20 @@ func testSpinners(t *testing.T, cfg host.Config, countFuel, tick bool) {
 	if !countFuel {
 		host.WaitTickCheck(spin)
 		host.WaitTickCheck(gospin)
+		// A first call's instance runs the initialisers, counting fuel;
+		// the spinners' start from its snapshot.
+		var prime sync.WaitGroup
+		for _, m := range []*host.Module{spin, gospin} {
+			prime.Add(1)
+			go func() {
+				defer prime.Done()
+				_, err := m.Call(t.Context(), "spin", nil, &host.CallOptions{Grant: host.Grant{Limits: host.Limits{Timeout: 500 * time.Millisecond}}})
+				if !errors.Is(err, host.ErrTimeout) {
+					t.Errorf("first spin: %v, want ErrTimeout", err)
+				}
+			}()
+		}
+		prime.Wait()
 	}
 	n := runtime.NumCPU() + 2
 	g := host.Grant{Limits: host.Limits{Timeout: 300 * time.Millisecond}}

@@ -100,7 +100,12 @@ type instance struct {
 // call's deadline: the module's start function, if it has one, runs during
 // instantiation, under that deadline and, for a metered module, with its
 // fuel counted and capped as the initialisers' (see instance.initialize).
-func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (in *instance, err error) {
+//
+// tick allows the module rewritten with the tick check when the call
+// counts no fuel (see countsFuel and Compiled.tickModule); it is not
+// allowed for an instance that will run its initialisers for untrusted
+// callers, whose fuel the host's initialisation cap bounds.
+func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions, tick bool) (in *instance, err error) {
 	limits := m.h.cfg.resolve(g.Limits)
 	if m.c.info.hasMemory && m.c.info.memMinPages*65536 > limits.MaxMemoryBytes {
 		return nil, &CallError{Kind: ErrLimit, Code: abi.CodeLimitExceeded,
@@ -155,7 +160,8 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions) (i
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
 	cm := m.c.cm
 	if !countsFuel(limits, opts) {
-		if tcm := m.c.tickModule(m.h); tcm != nil {
+		// Asked for even where not allowed: the first call starts making it.
+		if tcm := m.c.tickModule(m.h); tcm != nil && tick {
 			cm, in.ticked = tcm, true
 			in.arm()
 		}

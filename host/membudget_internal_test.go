@@ -16,7 +16,8 @@ const statePage = 65536
 func budgetHost(t *testing.T, budget uint64) (*Host, *Module) {
 	t.Helper()
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig().WithMemoryBudget(budget))
+	// Fuel counted: the first call's instance stays in its pool.
+	h, err := New(ctx, NewConfig().WithMemoryBudget(budget).WithTickCheck(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,12 +272,12 @@ func TestMemoryBudgetKeepsAnInstancePerConcurrentCaller(t *testing.T) {
 	_, m := budgetHost(t, 1<<30)
 	n := 4*runtime.GOMAXPROCS(0) + 1
 	ins := make([]*instance, n)
-	fp := m.freshPool(profile(Grant{}, m.h.cfg.resolve(Limits{})))
+	fp := m.freshPool(profile(Grant{}, m.h.cfg.resolve(Limits{})), false)
 	bump(t, m, Grant{}) // takes the snapshot
 	for i := range ins {
 		if ins[i] = fp.get(); ins[i] == nil {
 			var err error
-			if ins[i], err = m.newInstance(context.Background(), Grant{}, &CallOptions{}); err != nil {
+			if ins[i], err = m.newInstance(context.Background(), Grant{}, &CallOptions{}, false); err != nil {
 				t.Fatal(err)
 			}
 			if err := ins[i].adopt(fp.current()); err != nil {

@@ -140,11 +140,13 @@ type Result struct {
 	// Fuel is the instructions the call ran (the guest's initialisation not
 	// included), counted the same on any machine, when FuelCounted is set.
 	// Fuel is counted for every call of a metered module (Module.Metered)
-	// but, with Config.WithTickCheck on Linux, those without a fuel limit
-	// (Limits.MaxFuel) nor CallOptions.CountFuel: these check their
-	// deadline with a flag the host changes every 2 ms instead, and
+	// but, with Config.WithTickCheck (the default) on Linux, those without
+	// a fuel limit (Limits.MaxFuel) nor CallOptions.CountFuel: these check
+	// their deadline with a flag the host changes every 2 ms instead, and
 	// count nothing; Fuel is then 0 and FuelCounted false, as for
-	// unmetered modules.
+	// unmetered modules. Such a call still counts when its instance ran
+	// the module's initialisers (a fresh-state pool's first), or before
+	// the module with the tick check is made.
 	Fuel        int64
 	FuelCounted bool
 }
@@ -182,25 +184,36 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	defer cancel()
 	var fp *freshPool
 	if m.c.snapshottable() {
-		key := profile(opts.Grant, limits)
-		if countsFuel(limits, opts) {
+		key, tick := profile(opts.Grant, limits), !countsFuel(limits, opts)
+		if !tick {
 			key += "F" // instances of the module that counts fuel
 		}
-		fp = m.freshPool(key)
+		fp = m.freshPool(key, tick)
 	}
 	var in *instance
 	if fp != nil {
 		in = fp.get()
 	}
 	if in == nil {
+		var snap *snapshot
+		if fp != nil {
+			snap = fp.current()
+		}
+		// Only an instance that adopts a snapshot may run the tick check:
+		// one that runs the initialisers counts their fuel, under the
+		// host's initialisation cap.
 		var err error
-		if in, err = m.newInstance(ctx, opts.Grant, opts); err != nil {
+		if in, err = m.newInstance(ctx, opts.Grant, opts, snap != nil); err != nil {
 			res.Instantiate = time.Since(start)
 			res.Duration = res.Instantiate
 			return res, err
 		}
 		if fp != nil {
-			if snap := fp.current(); snap != nil {
+			if snap == nil {
+				// Taken while this instance was made.
+				snap = fp.current()
+			}
+			if snap != nil {
 				// The pool's snapshot stands for the initialisers.
 				if err := in.adopt(snap); err != nil {
 					in.close()
@@ -218,7 +231,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 					err := in.initialize(context.WithValue(ctx, instKey{}, in))
 					if errors.Is(err, errWarmup) {
 						in.close()
-						if in, err = m.newInstance(ctx, opts.Grant, opts); err == nil {
+						if in, err = m.newInstance(ctx, opts.Grant, opts, false); err == nil {
 							in.onInit = fp.take
 						}
 					}

@@ -92,7 +92,9 @@ func (p *Pool) get(ctx context.Context) (*instance, error) {
 		return in, nil
 	}
 	p.mu.Unlock()
-	return p.m.newInstance(ctx, p.opts.Grant, &p.opts)
+	// Trusted code: its instances run the tick check from the start, and
+	// only the deadline bounds their initialisers.
+	return p.m.newInstance(ctx, p.opts.Grant, &p.opts, true)
 }
 
 func (p *Pool) put(in *instance) {

@@ -72,6 +72,11 @@ func (s *snapshot) memSize() int {
 type freshPool struct {
 	// b is the host's memory budget, nil when it has none.
 	b *memBudget
+	// tick is set for calls that count no fuel: an instance that counts
+	// it (the one that ran the initialisers, or one made before the
+	// module rewritten with the tick check was ready) is not kept once
+	// that module is ready.
+	tick bool
 
 	mu   sync.Mutex
 	snap *snapshot
@@ -139,7 +144,10 @@ func profile(g Grant, limits Limits) string {
 	return string(b)
 }
 
-func (m *Module) freshPool(key string) *freshPool {
+// freshPool returns the pool of key, made on first use; tick says its
+// calls count no fuel, so that it keeps instances with the tick check once
+// the module has one (see put).
+func (m *Module) freshPool(key string, tick bool) *freshPool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if fp, ok := m.fresh[key]; ok {
@@ -151,7 +159,7 @@ func (m *Module) freshPool(key string) *freshPool {
 	if m.fresh == nil {
 		m.fresh = map[string]*freshPool{}
 	}
-	fp := &freshPool{b: m.h.budget}
+	fp := &freshPool{b: m.h.budget, tick: tick}
 	m.fresh[key] = fp
 	return fp
 }
@@ -183,11 +191,14 @@ func (fp *freshPool) current() *snapshot {
 // instance must not run.
 func (fp *freshPool) take(in *instance) error {
 	fp.mu.Lock()
-	done, warm := fp.snap != nil, fp.coldReason == nil
+	snap, warm := fp.snap, fp.coldReason == nil
 	fp.mu.Unlock()
-	if done {
-		// Another instance was first; this one is bound to its snapshot
-		// when it is put back.
+	if snap != nil {
+		// Another instance was first: this one starts from its snapshot
+		// too (which may hold warm-up state), as every call does.
+		if err := in.adopt(snap); err != nil {
+			return fmt.Errorf("restoring the pool's snapshot after initialising: %v", err)
+		}
 		return nil
 	}
 	if warm && len(in.m.warmup) > 0 {
@@ -305,6 +316,9 @@ func (fp *freshPool) put(in *instance) bool {
 	snap := fp.snap
 	fp.mu.Unlock()
 	if snap == nil || in.uses >= maxReuse {
+		return false
+	}
+	if fp.tick && !in.ticked && in.m.c.tickReady() {
 		return false
 	}
 	if mm := in.alloc.mem; mm != nil && mm.img != nil && mm.img != snap.img {

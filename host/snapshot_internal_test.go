@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -10,7 +11,9 @@ import (
 // an instance whose memory grew is discarded, not restored.
 func TestRestoredInstancesAreReused(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
+	// Fuel counted: the first call's instance stays in its pool (see
+	// TestTickPoolKeepsTickedInstances).
+	h, err := New(ctx, NewConfig().WithTickCheck(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,5 +54,59 @@ func TestRestoredInstancesAreReused(t *testing.T) {
 	fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
 	if len(fp.idle) != 0 {
 		t.Error("an instance whose memory grew went back to the pool")
+	}
+}
+
+// With the tick check, the instance that ran the initialisers counts fuel
+// and gives the pool its snapshot; once the module with the tick check is
+// made, the pool keeps only instances that run it, restored from that
+// snapshot, and reuses them.
+func TestTickPoolKeepsTickedInstances(t *testing.T) {
+	if !tickSupported {
+		t.Skip("the tick check needs Linux")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	wasm, err := os.ReadFile("../testdata/guests/wat/state.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(ctx, wasm, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Call(ctx, "bump", nil, nil)
+	if err != nil || string(res.Output) != "1001" || !res.FuelCounted {
+		t.Fatalf("first bump: %q, fuel counted %v, %v; want 1001, counted", res.Output, res.FuelCounted, err)
+	}
+	m.c.waitTick(h)
+	fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
+	var first *instance
+	for i := range 4 {
+		res, err := m.Call(ctx, "bump", nil, nil)
+		if err != nil || string(res.Output) != "1001" {
+			t.Fatalf("bump %d: %q, %v", i, res.Output, err)
+		}
+		if i == 0 {
+			continue // may have been served by the first call's instance
+		}
+		if res.FuelCounted {
+			t.Errorf("bump %d counted fuel", i)
+		}
+		fp.mu.Lock()
+		idle := slices.Clone(fp.idle)
+		fp.mu.Unlock()
+		if len(idle) != 1 || !idle[0].ticked {
+			t.Fatalf("after bump %d the pool holds %d instances (want one, with the tick check)", i, len(idle))
+		}
+		if first == nil {
+			first = idle[0]
+		} else if idle[0] != first {
+			t.Errorf("bump %d was served by a new instance", i)
+		}
 	}
 }

@@ -94,6 +94,9 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 	}
 	h.tick.stop()
 	m.c.waitTick(h)
+	if _, err := m.Call(ctx, "count", []byte("1000"), nil); err != nil {
+		t.Fatal(err) // its instance runs the initialisers, counting
+	}
 	res, err := m.Call(ctx, "count", []byte("1000"), nil)
 	if err != nil || res.FuelCounted {
 		t.Fatalf("count: fuel counted %v, %v", res.FuelCounted, err)
@@ -101,6 +104,37 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 	for deadline := time.Now().Add(time.Minute); armed(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the timer still runs a minute after the last call")
+		}
+	}
+}
+
+// LoadOptions.PrepareTickCheck makes the module with the tick check
+// before Load returns; without it, the first call without a fuel limit
+// starts making it; with the tick check off, nothing is made.
+func TestPrepareTickCheck(t *testing.T) {
+	if !tickSupported {
+		t.Skip("no tick check on this system")
+	}
+	ctx := context.Background()
+	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name          string
+		tick, prepare bool
+	}{{"prepared", true, true}, {"not prepared", true, false}, {"tick check off", false, true}} {
+		h, err := New(ctx, NewConfig().WithTickCheck(tc.tick))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close(ctx)
+		m, err := h.Load(ctx, wasm, LoadOptions{PrepareTickCheck: tc.prepare})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := m.c.tickReady(), tc.tick && tc.prepare; got != want {
+			t.Errorf("%s: made at load: %v, want %v", tc.name, got, want)
 		}
 	}
 }

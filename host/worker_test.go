@@ -148,7 +148,8 @@ func TestIsolationGivesSameResults(t *testing.T) {
 			run := func(iso host.Isolation) (*host.Result, error) {
 				g := c.grant
 				g.Isolation = iso
-				return mods[c.file].Call(context.Background(), c.export, []byte(c.input), &host.CallOptions{Grant: g, Tools: c.tools, Services: c.services})
+				// Fuel counted, so that it can be compared.
+				return mods[c.file].Call(context.Background(), c.export, []byte(c.input), &host.CallOptions{Grant: g, Tools: c.tools, Services: c.services, CountFuel: true})
 			}
 			wantRes, wantErr := run(host.IsolationInProcess)
 			gotRes, gotErr := run(host.IsolationProcess)

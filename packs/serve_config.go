@@ -33,10 +33,10 @@ type ServerConfig struct {
 	// DrainTimeout is how long a stopping server lets calls in flight
 	// finish; 0 means the built-in default.
 	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
-	// TickCheck makes calls without a fuel limit check a flag the host
-	// changes every 2 ms instead of counting fuel (Linux; see
-	// host.Config.WithTickCheck).
-	TickCheck bool `json:"tick_check,omitempty"`
+	// TickCheck, when false, makes every call count its fuel; unset or
+	// true, calls without a fuel limit check a flag the host changes every
+	// 2 ms instead (Linux; see host.Config.WithTickCheck).
+	TickCheck *bool `json:"tick_check,omitempty"`
 	// OTLPEndpoint is where traces are exported over OTLP/HTTP (an http
 	// or https URL); "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, and
 	// export is off when neither is set.
@@ -181,7 +181,9 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 		case "drain_timeout":
 			s.DrainTimeout, _ = r.duration(k)
 		case "tick_check":
-			s.TickCheck, _ = r.boolean(k)
+			if v, ok := r.boolean(k); ok {
+				s.TickCheck = &v
+			}
 		case "otlp_endpoint":
 			if v, ok := r.str(k); ok {
 				u, err := url.Parse(v)

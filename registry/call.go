@@ -212,7 +212,7 @@ func (r *Registry) normalise(t *Tool, res *Result) *Result {
 }
 
 func withLogs(r, from *Result) *Result {
-	r.Logs, r.Fuel, r.Instantiate, r.Execute = from.Logs, from.Fuel, from.Instantiate, from.Execute
+	r.Logs, r.Fuel, r.FuelCounted, r.Instantiate, r.Execute = from.Logs, from.Fuel, from.FuelCounted, from.Instantiate, from.Execute
 	return r
 }
 
@@ -253,7 +253,7 @@ func (w *wasmTool) call(ctx context.Context, c *call) (*Result, error) {
 	c.host = host.CallOptions{Grant: g, Tools: dispatcher{c.run}, Services: c.run.services, OnLog: c.opts.OnLog,
 		Group: c.run.rc.Tenant, CountFuel: c.run.countFuel}
 	hres, err := hm.Call(ctx, c.tool.Export, c.args, &c.host)
-	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel, Instantiate: hres.Instantiate, Execute: hres.Execute}
+	res := &Result{Logs: hres.Logs, Fuel: hres.Fuel, FuelCounted: hres.FuelCounted, Instantiate: hres.Instantiate, Execute: hres.Execute}
 	if err != nil {
 		var ce *host.CallError
 		if !errors.As(err, &ce) {

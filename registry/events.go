@@ -36,8 +36,10 @@ type CallEvent struct {
 	// Execute split a Wasm tool's time between giving the call its
 	// instance and running the export.
 	Duration, Instantiate, Execute time.Duration
-	// Fuel is the instructions a metered Wasm tool ran.
-	Fuel int64
+	// Fuel is the instructions a metered Wasm tool ran, when FuelCounted
+	// is set (see Result.FuelCounted).
+	Fuel        int64
+	FuelCounted bool
 	// Depth is 0 for a model's call and n for a guest's nested tool_call.
 	Depth int
 	// Args are the arguments the tool ran with (after validation; nil
@@ -51,7 +53,10 @@ func (c *CallEvent) attrs() []slog.Attr {
 	a := []slog.Attr{
 		slog.String("tool_name", c.Tool), slog.String("kind", string(c.Kind)), slog.String("outcome", c.Outcome),
 		slog.Float64("duration_ms", ms(c.Duration)), slog.Float64("instantiate_ms", ms(c.Instantiate)),
-		slog.Float64("execute_ms", ms(c.Execute)), slog.Int64("fuel", c.Fuel), slog.Int("depth", c.Depth),
+		slog.Float64("execute_ms", ms(c.Execute)), slog.Int("depth", c.Depth),
+	}
+	if c.FuelCounted {
+		a = append(a, slog.Int64("fuel", c.Fuel))
 	}
 	if c.Code != "" {
 		a = append(a, slog.String("code", string(c.Code)))
@@ -135,7 +140,7 @@ func (r *Registry) emit(ctx context.Context, rc RunContext, name string, fields 
 // callEvent describes a finished call.
 func callEvent(t *Tool, args json.RawMessage, res *Result, d time.Duration, depth int) *CallEvent {
 	c := &CallEvent{Tool: t.Name, Kind: t.Kind, Outcome: "ok", Duration: d, Instantiate: res.Instantiate,
-		Execute: res.Execute, Fuel: res.Fuel, Depth: depth, Args: args}
+		Execute: res.Execute, Fuel: res.Fuel, FuelCounted: res.FuelCounted, Depth: depth, Args: args}
 	if res.IsError {
 		c.Outcome = "error"
 		if res.Error != nil {

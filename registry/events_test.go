@@ -59,10 +59,13 @@ func TestSlogSinkLogsCallsWithoutArguments(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
 		t.Fatalf("log line %q: %v", buf.String(), err)
 	}
-	for _, k := range []string{"tool_name", "kind", "outcome", "duration_ms", "instantiate_ms", "execute_ms", "fuel", "depth", "run"} {
+	for _, k := range []string{"tool_name", "kind", "outcome", "duration_ms", "instantiate_ms", "execute_ms", "depth", "run"} {
 		if _, ok := rec[k]; !ok {
 			t.Errorf("log record lacks %s: %s", k, buf.String())
 		}
+	}
+	if _, ok := rec["fuel"]; ok != calls[len(calls)-1].Call.FuelCounted {
+		t.Errorf("log record has fuel: %v, but the call counted fuel: %v", ok, calls[len(calls)-1].Call.FuelCounted)
 	}
 	if rec["level"] != "DEBUG" || rec["msg"] != registry.EventToolCall || rec["tool_name"] != "echo_args" {
 		t.Errorf("log record = %s", buf.String())

@@ -156,8 +156,12 @@ type Result struct {
 	Error   *abi.Error      `json:"error,omitempty"`
 	// Logs are the guest's log entries (Wasm tools).
 	Logs []host.LogEntry `json:"logs,omitempty"`
-	// Fuel is the instructions a metered Wasm tool ran.
-	Fuel int64 `json:"fuel,omitempty"`
+	// Fuel is the instructions a metered Wasm tool ran, when FuelCounted
+	// is set: a call without a fuel limit checks its deadline instead of
+	// counting, unless the run counts fuel (RunOptions.CountFuel; see
+	// host.Result.Fuel).
+	Fuel        int64 `json:"fuel,omitempty"`
+	FuelCounted bool  `json:"fuel_counted,omitempty"`
 	// Instantiate and Execute split a Wasm tool's time: giving the call
 	// its instance (instantiation, initialisers, or a snapshot restore)
 	// and running the export.

@@ -40,8 +40,10 @@ type AuditRecord struct {
 	Outcome    string          `json:"outcome"`
 	Code       string          `json:"code,omitempty"`
 	DurationMS float64         `json:"duration_ms"`
-	Fuel       int64           `json:"fuel"`
-	Grants     *AuditGrants    `json:"grants,omitempty"`
+	// Fuel is the instructions a Wasm tool ran, when they were counted
+	// (registry.CallEvent.FuelCounted).
+	Fuel   *int64       `json:"fuel,omitempty"`
+	Grants *AuditGrants `json:"grants,omitempty"`
 }
 
 // AuditGrants is the effective grant a Wasm tool ran with, by name only.
@@ -106,7 +108,11 @@ func (a *auditLog) record(e registry.Event, t *registry.Tool, narrow *packs.Pack
 	rec := &AuditRecord{
 		Time: e.Time.UTC(), Tenant: e.Run.Tenant, Session: e.Run.Session, Tool: c.Tool, Kind: string(c.Kind),
 		Depth: c.Depth, Outcome: c.Outcome, Code: string(c.Code),
-		DurationMS: float64(c.Duration.Microseconds()) / 1000, Fuel: c.Fuel,
+		DurationMS: float64(c.Duration.Microseconds()) / 1000,
+	}
+	if c.FuelCounted {
+		fuel := c.Fuel
+		rec.Fuel = &fuel
 	}
 	var schema map[string]any
 	if t != nil {

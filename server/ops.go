@@ -310,8 +310,10 @@ func (o *ops) phaseSpans(ctx context.Context, e registry.Event) {
 			attribute.String("skillhost.tool", c.Tool), attribute.Int("skillhost.depth", c.Depth)))
 		defer span.End(trace.WithTimestamp(end))
 	} else {
-		parent.SetAttributes(attribute.String("skillhost.kind", string(c.Kind)), attribute.String("skillhost.outcome", c.Outcome),
-			attribute.Int64("skillhost.fuel", c.Fuel))
+		parent.SetAttributes(attribute.String("skillhost.kind", string(c.Kind)), attribute.String("skillhost.outcome", c.Outcome))
+		if c.FuelCounted {
+			parent.SetAttributes(attribute.Int64("skillhost.fuel", c.Fuel))
+		}
 		if c.Code != "" {
 			parent.SetAttributes(attribute.String("skillhost.code", string(c.Code)))
 		}

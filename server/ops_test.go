@@ -358,7 +358,7 @@ func TestAuditLog(t *testing.T) {
 	if echo.DurationMS <= 0 {
 		t.Errorf("duration_ms %v", echo.DurationMS)
 	}
-	echo.Time, fail.Time, echo.Session, fail.Session, echo.DurationMS, fail.DurationMS, echo.Fuel = time.Time{}, time.Time{}, "", "", 0, 0, 0
+	echo.Time, fail.Time, echo.Session, fail.Session, echo.DurationMS, fail.DurationMS, echo.Fuel = time.Time{}, time.Time{}, "", "", 0, 0, nil
 	want := []server.AuditRecord{{
 		Tenant: server.LocalTenant, Tool: "ops_echo", Kind: "wasm", Outcome: "ok",
 		Args: json.RawMessage(`{"*":"1 key","n":"number","nested":{"token":"string"},"tags":["string"],"text":"string"}`),

@@ -28,8 +28,9 @@ var refused = map[string]bool{
 // another than `go run` does, so this is a test.)
 func TestEveryModuleLoads(t *testing.T) {
 	ctx := context.Background()
-	// Both forms: the rewritten, metered one, and the original the tests
-	// also run under close-on-context-done.
+	// Every form: the rewritten, metered one (counting fuel, and with the
+	// tick check), and the original the tests also run under
+	// close-on-context-done.
 	var hosts []*host.Host
 	for _, metered := range []bool{true, false} {
 		h, err := host.New(ctx, host.NewConfig().WithCacheDir(testenv.CacheDir()).WithMetering(metered))
@@ -64,7 +65,8 @@ func TestEveryModuleLoads(t *testing.T) {
 			for _, h := range hosts[1:] {
 				h.Load(ctx, wasm, host.LoadOptions{Name: path})
 			}
-			_, err = hosts[0].Load(ctx, wasm, host.LoadOptions{Name: path})
+			// The metered host makes the module with the tick check too.
+			_, err = hosts[0].Load(ctx, wasm, host.LoadOptions{Name: path, PrepareTickCheck: true})
 			switch {
 			case refused[d.Name()] && err == nil:
 				t.Errorf("%s loaded; the host must refuse it", path)
