@@ -205,6 +205,10 @@ func callTool(ctx context.Context, g *globals, cf *callFlags, name string, posit
 	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) {
 		cfg.NoIndex = !registry.UsesIndex(name)
 		cfg.NoCache = cf.dryRun
+		// One call: its instance runs the module's initialisers and so
+		// counts fuel, and the module with the tick check would be made
+		// in the background for nothing.
+		cfg.CountAllFuel = true
 		if extra == nil {
 			return
 		}
@@ -397,7 +401,8 @@ func callModule(ctx context.Context, g *globals, cf *callFlags) error {
 	if err != nil {
 		return err
 	}
-	h, err := host.New(ctx, host.NewConfig().WithCacheDir(cache).WithLogLevel(level))
+	// One call, which counts fuel (see callTool): no tick check.
+	h, err := host.New(ctx, host.NewConfig().WithCacheDir(cache).WithLogLevel(level).WithTickCheck(false))
 	if err != nil {
 		return usageErr("%s", message(err))
 	}
