@@ -198,10 +198,11 @@ func BenchmarkComputeRatio(b *testing.B) {
 		b.Run("guest="+c.name, func(b *testing.B) {
 			ctx := context.Background()
 			h := newHost(b, testConfig())
-			m, err := h.Load(ctx, c.wasm(b), host.LoadOptions{Name: c.file, PrepareTickCheck: true})
+			m, err := h.Load(ctx, c.wasm(b), host.LoadOptions{Name: c.file})
 			if err != nil {
 				b.Fatal(err)
 			}
+			m.PrepareTickCheck()
 			pool := func(limits host.Limits, countFuel bool) *host.Pool {
 				p, err := m.NewPool(host.CallOptions{Grant: host.Grant{Limits: limits}, CountFuel: countFuel}, 1)
 				if err != nil {

@@ -308,13 +308,6 @@ type LoadOptions struct {
 	// When one fails, the snapshot is taken without warm-up. Pools and
 	// modules that are not metered (which get no snapshot) do not run them.
 	Warmup []WarmupCall
-	// PrepareTickCheck makes Load also make the module rewritten with the
-	// tick check (Config.WithTickCheck), which calls without a fuel limit
-	// run, and wait for it, instead of making it in the background at the
-	// first such call (calls count fuel until it is ready). A process that
-	// serves few calls, or that must not compile while it serves, pays for
-	// it here. Nothing is made when the host has no tick check.
-	PrepareTickCheck bool
 }
 
 // WarmupCall is one call of LoadOptions.Warmup.
@@ -351,9 +344,6 @@ func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Module
 			return nil, fmt.Errorf("warm-up call: %w", err)
 		}
 		warmup = append(warmup, WarmupCall{Export: w.Export, Input: bytes.Clone(w.Input)})
-	}
-	if opts.PrepareTickCheck {
-		c.waitTick(h)
 	}
 	return &Module{h: h, name: name, sum: sum, c: c, warmup: warmup}, nil
 }
@@ -472,8 +462,17 @@ func (c *compiled) tickModule(h *Host) wazero.CompiledModule {
 	}
 }
 
+// PrepareTickCheck makes the module rewritten with the tick check
+// (Config.WithTickCheck), which calls without a fuel limit run, and waits
+// for it, instead of leaving it to be made in the background at the first
+// such call (calls count fuel until it is ready): a process that must not
+// compile while it serves pays for it here. It does nothing on a host
+// without the tick check or for a module that is not metered; a module
+// that cannot be so rewritten or compiled keeps counting fuel.
+func (m *Module) PrepareTickCheck() { m.c.waitTick(m.h) }
+
 // waitTick makes the module with the tick check, or waits for it, when
-// the host has a tick check (see LoadOptions.PrepareTickCheck).
+// the host has a tick check.
 func (c *compiled) waitTick(h *Host) {
 	if c.tickModule(h) == nil && c.tickDone != nil {
 		<-c.tickDone

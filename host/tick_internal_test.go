@@ -108,9 +108,9 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 	}
 }
 
-// LoadOptions.PrepareTickCheck makes the module with the tick check
-// before Load returns; without it, the first call without a fuel limit
-// starts making it; with the tick check off, nothing is made.
+// Module.PrepareTickCheck makes the module with the tick check before it
+// returns; without it, nothing is made before the first call without a
+// fuel limit; with the tick check off, nothing is made.
 func TestPrepareTickCheck(t *testing.T) {
 	if !tickSupported {
 		t.Skip("no tick check on this system")
@@ -129,12 +129,15 @@ func TestPrepareTickCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer h.Close(ctx)
-		m, err := h.Load(ctx, wasm, LoadOptions{PrepareTickCheck: tc.prepare})
+		m, err := h.Load(ctx, wasm, LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if tc.prepare {
+			m.PrepareTickCheck()
+		}
 		if got, want := m.c.tickReady(), tc.tick && tc.prepare; got != want {
-			t.Errorf("%s: made at load: %v, want %v", tc.name, got, want)
+			t.Errorf("%s: made: %v, want %v", tc.name, got, want)
 		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 )
 
 // CompileModules compiles the module of every pack of the registry, as
-// the first call of one of its tools would, so that no call waits on a
-// compiler: a server does it before it says it is ready. progress, when
+// the first call of one of its tools would, and the module with the tick
+// check (host.Module.PrepareTickCheck), so that no call waits on a
+// compiler nor shares the processors with one: a server does it before
+// it says it is ready. progress, when
 // not nil, is called before each module with its name ("pack/path") and
 // size, and returns the function to call once the module is compiled. A
 // module that does not compile is reported in failed and, as before,
@@ -27,7 +29,12 @@ func (r *Registry) CompileModules(ctx context.Context, progress func(name string
 				}
 				done = progress(p.Name+"/"+m.Path, size)
 			}
-			_, err := r.module(ctx, p, m)
+			hm, err := r.module(ctx, p, m)
+			if err == nil {
+				// Calls without a fuel limit run the module with the tick
+				// check: made now, not under the first calls.
+				hm.PrepareTickCheck()
+			}
 			done()
 			switch {
 			case err == nil:
