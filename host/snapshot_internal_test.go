@@ -110,3 +110,49 @@ func TestTickPoolKeepsTickedInstances(t *testing.T) {
 		}
 	}
 }
+
+// A trusted pool, too, retires an instance made before the module with
+// the tick check was, once it is made.
+func TestTrustedPoolTurnsToTheTickCheck(t *testing.T) {
+	if !tickSupported {
+		t.Skip("the tick check needs Linux")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	wasm, err := os.ReadFile("../testdata/guests/wat/state.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(ctx, wasm, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.NewPool(CallOptions{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Call(ctx, "bump", nil); err != nil {
+		t.Fatal(err)
+	}
+	m.c.waitTick(h)
+	for i := range 3 {
+		res, err := p.Call(ctx, "bump", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && res.FuelCounted {
+			t.Errorf("pooled call %d counted fuel", i+2)
+		}
+		p.mu.Lock()
+		idle := slices.Clone(p.idle)
+		p.mu.Unlock()
+		if len(idle) > 0 && !idle[0].ticked && i > 0 {
+			t.Errorf("after pooled call %d the pool keeps an instance that counts fuel", i+2)
+		}
+	}
+}
