@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/skillhost/skillhost/abi"
@@ -16,10 +18,10 @@ import (
 // in one pass over the JSON text, checking the schema on the way. It is
 // made once, when the tool is registered, and takes only arguments it can
 // read exactly as decodeInput does: plain objects whose keys are field
-// names spelt exactly, each once, with values of the field's JSON type and
-// strings without escapes. Any other input, and any input that breaks the
-// schema, is left to decodeInput, which gives the same value and reports
-// the problem with its usual message.
+// names spelt exactly (without escapes), each once, with values of the
+// field's JSON type and strings in valid UTF-8. Any other input, and any
+// input that breaks the schema, is left to decodeInput, which gives the
+// same value and reports the problem with its usual message.
 type argPlan struct {
 	root     *schema
 	fields   []planField
@@ -285,30 +287,14 @@ func (p *argPlan) value(input []byte, i int, f *planField, v reflect.Value) (int
 		if input[i] != '"' {
 			return i, false
 		}
-		start := i + 1
-		end := start
-		ascii := true
-		for ; end < len(input); end++ {
-			c := input[end]
-			if c == '"' || c == '\\' || c < ' ' {
-				break
-			}
-			if c >= utf8.RuneSelf {
-				ascii = false
-			}
-		}
-		if end >= len(input) || input[end] != '"' {
+		str, end, ok := readString(input, i)
+		if !ok {
 			return i, false
 		}
-		seg := input[start:end]
-		if !ascii && !utf8.Valid(seg) {
-			return i, false
-		}
-		s := string(seg)
-		fv.SetString(s)
-		i = end + 1
+		fv.SetString(str)
+		i = end
 		if f.check {
-			generic = s
+			generic = str
 		}
 	case reflect.Bool:
 		switch {
@@ -366,6 +352,117 @@ func (p *argPlan) value(input []byte, i int, f *planField, v reflect.Value) (int
 		return i, false
 	}
 	return i, true
+}
+
+// readString reads the JSON string whose opening quote is b[i] as
+// encoding/json does, escapes included, and returns where it ends. It
+// reports false for a string that is not valid JSON, and for one holding
+// invalid UTF-8, which it leaves to encoding/json.
+func readString(b []byte, i int) (s string, end int, ok bool) {
+	start := i + 1
+	j := start
+	ascii := true
+	for ; j < len(b); j++ {
+		c := b[j]
+		if c == '"' || c == '\\' || c < ' ' {
+			break
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if j >= len(b) || b[j] < ' ' || !ascii && !utf8.Valid(b[start:j]) {
+		return "", i, false
+	}
+	if b[j] == '"' {
+		return string(b[start:j]), j + 1, true
+	}
+	out := make([]byte, j-start, len(b)-start)
+	copy(out, b[start:j])
+	for j < len(b) {
+		switch c := b[j]; {
+		case c == '"':
+			return string(out), j + 1, true
+		case c < ' ':
+			return "", i, false
+		case c == '\\':
+			if j+1 >= len(b) {
+				return "", i, false
+			}
+			switch e := b[j+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r := hex4(b, j+2)
+				if r < 0 {
+					return "", i, false
+				}
+				j += 6
+				if utf16.IsSurrogate(r) {
+					// A pair is one character; any other surrogate is
+					// U+FFFD, and what follows it is read on its own.
+					next := rune(-1)
+					if j+1 < len(b) && b[j] == '\\' && b[j+1] == 'u' {
+						next = hex4(b, j+2)
+					}
+					if d := utf16.DecodeRune(r, next); d != unicode.ReplacementChar {
+						r = d
+						j += 6
+					} else {
+						r = unicode.ReplacementChar
+					}
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default:
+				return "", i, false
+			}
+			j += 2
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			j++
+		default:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return "", i, false
+			}
+			out = append(out, b[j:j+size]...)
+			j += size
+		}
+	}
+	return "", i, false
+}
+
+// hex4 returns the value of the four hex digits at b[i:], or -1.
+func hex4(b []byte, i int) rune {
+	if i+4 > len(b) {
+		return -1
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 func hasPrefix(b []byte, s string) bool {
