@@ -192,9 +192,10 @@ func Tool[In, Out any](name string, fn func(In) (Out, error), opts ...Option) *H
 		}
 		t.desc.Examples = append(t.desc.Examples, abi.ToolExample{Args: args, Description: ex.description})
 	}
+	plan := newArgPlan(inType, in)
 	t.invoke = func(input []byte) ([]byte, *abi.Error) {
 		var v In
-		if e := decodeInput(input, &v, in); e != nil {
+		if e := readArgs(input, &v, in, plan); e != nil {
 			return nil, e
 		}
 		res, err := fn(v)

@@ -29,76 +29,132 @@ var slugifyTool = skill.Tool("slugify", slugify,
 	skill.Describe("Turn text into a URL- and filename-safe slug: accents folded to ASCII (é→e, ß→ss), punctuation dropped, words joined by '-' (or '_' / '.'), lower-cased. Example: \"Hello, Wörld!\" → \"hello-world\"."),
 	skill.Tags("text", "slug", "url"))
 
+// slugify builds the slug in one byte buffer: a word's characters are
+// appended as they are read, the separator before every word but the
+// first. ASCII is handled without the fold table, which holds no ASCII
+// letters (a test checks it).
 func slugify(in SlugifyIn) (SlugifyOut, error) {
 	sep := in.Separator
 	if sep == "" {
 		sep = "-"
 	}
-	var words []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			words = append(words, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, r := range in.Text {
-		if f, ok := fold[r]; ok {
-			if !in.KeepCase {
-				f = strings.ToLower(f)
+	text := in.Text
+	lower := !in.KeepCase
+	b := make([]byte, 0, len(text))
+	// ends holds where each word ends in b, needed only to cut at a word
+	// boundary.
+	var ends []int
+	inWord := false
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+				if !inWord {
+					b, ends = startWord(b, ends, sep, in.MaxLength > 0)
+					inWord = true
+				}
+				b = append(b, c)
+			case 'A' <= c && c <= 'Z':
+				if !inWord {
+					b, ends = startWord(b, ends, sep, in.MaxLength > 0)
+					inWord = true
+				}
+				if lower {
+					c += 'a' - 'A'
+				}
+				b = append(b, c)
+			case c == '\'':
+				// an apostrophe joins: "don't" → "dont"
+			default:
+				inWord = false
 			}
-			cur.WriteString(f)
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if f, ok := fold[r]; ok {
+			if !inWord {
+				b, ends = startWord(b, ends, sep, in.MaxLength > 0)
+				inWord = true
+			}
+			for j := 0; j < len(f); j++ {
+				c := f[j]
+				if lower && 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b = append(b, c)
+			}
 			continue
 		}
 		switch {
-		case r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			if !in.KeepCase {
-				r = unicode.ToLower(r)
-			}
-			cur.WriteRune(r)
 		case in.Unicode && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)):
-			if !in.KeepCase {
+			if lower {
 				r = unicode.ToLower(r)
 			}
-			cur.WriteRune(r)
-		case r == '\'' || r == '’' || unicode.Is(unicode.Mn, r):
-			// apostrophes and combining marks join: "don't" → "dont"
+			if !inWord {
+				b, ends = startWord(b, ends, sep, in.MaxLength > 0)
+				inWord = true
+			}
+			b = utf8.AppendRune(b, r)
+		case r == '’' || unicode.Is(unicode.Mn, r):
+			// apostrophes and combining marks join
 		default:
-			flush()
+			inWord = false
 		}
 	}
-	flush()
-	slug := strings.Join(words, sep)
-	if in.MaxLength > 0 && utf8.RuneCountInString(slug) > in.MaxLength {
-		slug = cutAtWord(words, sep, in.MaxLength)
+	if in.MaxLength > 0 && utf8.RuneCount(b) > in.MaxLength {
+		ends = append(ends, len(b))
+		b = cutAtWord(b, ends, sep, in.MaxLength)
 	}
-	return SlugifyOut{Slug: slug}, nil
+	return SlugifyOut{Slug: string(b)}, nil
 }
 
-// cutAtWord joins as many whole words as fit in max characters; a single
+// startWord appends sep to b before a word that is not the first, noting
+// in ends where the previous word ended when cut is set.
+func startWord(b []byte, ends []int, sep string, cut bool) ([]byte, []int) {
+	if len(b) > 0 {
+		if cut {
+			ends = append(ends, len(b))
+		}
+		b = append(b, sep...)
+	}
+	return b, ends
+}
+
+// cutAtWord keeps as many whole words of slug as fit in max characters;
+// ends holds where each word ends, and sep sits between words. A single
 // first word longer than max is cut.
-func cutAtWord(words []string, sep string, max int) string {
-	var b strings.Builder
-	n := 0
-	for i, w := range words {
-		wl := utf8.RuneCountInString(w)
-		add := wl
+func cutAtWord(slug []byte, ends []int, sep string, max int) []byte {
+	sepLen := utf8.RuneCountInString(sep)
+	n, keep, start := 0, 0, 0
+	for i, end := range ends {
+		add := utf8.RuneCount(slug[start:end])
 		if i > 0 {
-			add += utf8.RuneCountInString(sep)
+			add += sepLen
 		}
 		if n+add > max {
 			if i == 0 {
-				return string([]rune(w)[:max])
+				return firstRunes(slug[:end], max)
 			}
 			break
 		}
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(w)
 		n += add
+		keep = end
+		start = end + len(sep)
 	}
-	return b.String()
+	return slug[:keep]
+}
+
+// firstRunes returns the first n characters of the valid UTF-8 text b.
+func firstRunes(b []byte, n int) []byte {
+	i := 0
+	for ; n > 0 && i < len(b); n-- {
+		_, size := utf8.DecodeRune(b[i:])
+		i += size
+	}
+	return b[:i]
 }
 
 // fold maps Latin letters with diacritics (and a few ligatures) to ASCII.
