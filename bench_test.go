@@ -12,30 +12,44 @@ import (
 // BenchmarkEngineCall calls a bundled text tool (slugify, a standard-Go
 // guest) through Engine.Call as an embedding application does: argument
 // validation, the grant, a fresh-state call restored from the module's
-// snapshot. The parallel variant calls from GOMAXPROCS goroutines: run
-// with -cpu 1,2 and compare calls/s.
+// snapshot, with the tick check (the default). The parallel variant calls
+// from GOMAXPROCS goroutines: run with -cpu 1,2 and compare calls/s. The
+// counted variant counts every call's fuel (Config.CountAllFuel).
 func BenchmarkEngineCall(b *testing.B) {
 	ctx := context.Background()
-	e, err := skillhost.Open(ctx, skillhost.Config{StateDir: stateDir, NoUserSources: true,
-		IndexPath: filepath.Join(b.TempDir(), "index.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close(ctx)
 	args := json.RawMessage(`{"text":"Hello, Wörld! Fresh state in microseconds"}`)
-	const want = `{"slug":"hello-world-fresh-state-in-microseconds"}`
-	if res, err := e.Call(ctx, "slugify", args, nil); err != nil || string(res.Output) != want {
-		b.Fatalf("slugify: %s, %v", res.Output, err)
-	}
-	b.Run("tool=slugify", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := e.Call(ctx, "slugify", args, nil); err != nil {
-				b.Fatal(err)
-			}
+	open := func(countAll bool) *skillhost.Engine {
+		e, err := skillhost.Open(ctx, skillhost.Config{StateDir: stateDir, NoUserSources: true,
+			IndexPath: filepath.Join(b.TempDir(), "index.db"), CountAllFuel: countAll})
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
-	})
+		b.Cleanup(func() { e.Close(ctx) })
+		// As a server does before it is ready: no call waits on a
+		// compiler, nor counts fuel while the module with the tick check
+		// is made.
+		if _, failed, err := e.CompileModules(ctx, nil); err != nil || len(failed) > 0 {
+			b.Fatal(err, failed)
+		}
+		const want = `{"slug":"hello-world-fresh-state-in-microseconds"}`
+		if res, err := e.Call(ctx, "slugify", args, nil); err != nil || string(res.Output) != want {
+			b.Fatalf("slugify: %s, %v", res.Output, err)
+		}
+		return e
+	}
+	serial := func(e *skillhost.Engine) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.Call(ctx, "slugify", args, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		}
+	}
+	e, counted := open(false), open(true)
+	b.Run("tool=slugify", serial(e))
 	b.Run("tool=slugify/parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
@@ -48,4 +62,5 @@ func BenchmarkEngineCall(b *testing.B) {
 		})
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 	})
+	b.Run("tool=slugify/counted", serial(counted))
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -447,7 +448,7 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 // module, a second or more for a Go guest), so that no call waits for it
 // nor spends its deadline on it; until it is ready, calls count fuel.
 func (c *compiled) tickModule(h *Host) wazero.CompiledModule {
-	if !c.metered || h.tick == nil {
+	if !c.metered || !h.tickAllowed() {
 		return nil
 	}
 	c.tickOnce.Do(func() {
@@ -481,7 +482,18 @@ func (c *compiled) waitTick(h *Host) {
 
 // tickReady reports whether the module rewritten with the tick check is
 // made, without starting it.
-func (c *compiled) tickReady() bool { return c.tickMade.Load() }
+//
+// With one processor it reports false, as tickModule returns nil: a pool
+// keeps the instances that count fuel.
+func (c *compiled) tickReady(h *Host) bool { return c.tickMade.Load() && h.tickAllowed() }
+
+// tickAllowed reports whether calls may run the tick check now: the host
+// has a ticker, and the Go scheduler more than one processor. With one,
+// the ticker's blocking read holds the processor after every tick until
+// the runtime's monitor takes it back, up to milliseconds later when it
+// has backed off, and the guest waits that long: a 60 µs call of a Go
+// tool took twice as long as counting its fuel (see RATIONALE.md).
+func (h *Host) tickAllowed() bool { return h.tick != nil && runtime.GOMAXPROCS(0) > 1 }
 
 // makeTickModule makes tickCM and closes tickDone.
 func (c *compiled) makeTickModule(h *Host) {

@@ -378,7 +378,7 @@ func TestSpinnersDoNotStallTheProcess(t *testing.T) {
 		metered, countFuel bool
 	}{{"tick", true, false}, {"fuel", true, true}, {"unmetered", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			testSpinners(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel, tc.metered && !tc.countFuel && tickLinux)
+			testSpinners(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel, tc.metered && !tc.countFuel && tickLinux())
 		})
 	}
 }

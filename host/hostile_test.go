@@ -70,7 +70,7 @@ func TestHostileSetContained(t *testing.T) {
 		metered, countFuel bool
 	}{{"tick", true, false}, {"fuel", true, true}, {"unmetered", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			testHostileSet(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel, tc.metered && !tc.countFuel && tickLinux)
+			testHostileSet(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel, tc.metered && !tc.countFuel && tickLinux())
 		})
 	}
 }

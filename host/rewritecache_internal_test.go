@@ -74,7 +74,7 @@ func TestRewrittenModulesAreCached(t *testing.T) {
 			t.Fatal(err) // its instance runs the initialisers, counting
 		}
 		ticked, err := m.Call(ctx, "count", []byte("1000"), nil)
-		if err != nil || string(ticked.Output) != string(res.Output) || ticked.FuelCounted == tickSupported {
+		if err != nil || string(ticked.Output) != string(res.Output) || ticked.FuelCounted == tickRuns() {
 			t.Fatalf("count without counting fuel: %q, %v, fuel counted %v", ticked.Output, err, ticked.FuelCounted)
 		}
 		return res.Fuel
@@ -82,7 +82,7 @@ func TestRewrittenModulesAreCached(t *testing.T) {
 	fuel := run()
 	entries, _ := filepath.Glob(filepath.Join(dir, "rewritten", "*"))
 	want := 1
-	if tickSupported {
+	if tickRuns() {
 		want = 2
 	}
 	if len(entries) != want {

@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,8 +65,8 @@ func TestTickFlagLayout(t *testing.T) {
 
 // The timer runs while calls are in flight and stops after the last.
 func TestTickerStopsWhenIdle(t *testing.T) {
-	if !tickSupported {
-		t.Skip("no tick check on this system")
+	if !tickRuns() {
+		t.Skip("no tick check here")
 	}
 	ctx := context.Background()
 	h, err := New(ctx, NewConfig().WithTickCheck(true))
@@ -112,8 +114,8 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 // returns; without it, nothing is made before the first call without a
 // fuel limit; with the tick check off, nothing is made.
 func TestPrepareTickCheck(t *testing.T) {
-	if !tickSupported {
-		t.Skip("no tick check on this system")
+	if !tickRuns() {
+		t.Skip("no tick check here")
 	}
 	ctx := context.Background()
 	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
@@ -136,8 +138,55 @@ func TestPrepareTickCheck(t *testing.T) {
 		if tc.prepare {
 			m.PrepareTickCheck()
 		}
-		if got, want := m.c.tickReady(), tc.tick && tc.prepare; got != want {
+		if got, want := m.c.tickReady(h), tc.tick && tc.prepare; got != want {
 			t.Errorf("%s: made: %v, want %v", tc.name, got, want)
+		}
+	}
+}
+
+// tickRuns says whether calls without a fuel limit run the tick check
+// here (see Host.tickAllowed).
+func tickRuns() bool { return tickSupported && runtime.GOMAXPROCS(0) > 1 }
+
+// With one processor calls count fuel, also once the module with the tick
+// check is made, and the pool keeps reusing their instances.
+func TestOneProcessorCountsFuel(t *testing.T) {
+	if !tickSupported {
+		t.Skip("no tick check on this system")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(ctx, wasm, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PrepareTickCheck()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var first *instance
+	for i := range 3 {
+		res, err := m.Call(ctx, "count", []byte("1000"), nil)
+		if err != nil || !res.FuelCounted {
+			t.Fatalf("call %d on one processor: fuel counted %v, %v", i, res.FuelCounted, err)
+		}
+		fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
+		fp.mu.Lock()
+		idle := slices.Clone(fp.idle)
+		fp.mu.Unlock()
+		if len(idle) != 1 {
+			t.Fatalf("after call %d the pool holds %d instances, want 1", i, len(idle))
+		}
+		if first == nil {
+			first = idle[0]
+		} else if idle[0] != first {
+			t.Errorf("call %d was served by a new instance", i)
 		}
 	}
 }
