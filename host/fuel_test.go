@@ -85,9 +85,11 @@ func TestFuelIsDeterministic(t *testing.T) {
 	}
 }
 
-// tickLinux() says whether calls without a fuel limit run with the tick
-// check here: on Linux, with more than one processor.
-func tickLinux() bool { return runtime.GOOS == "linux" && runtime.GOMAXPROCS(0) > 1 }
+// tickLinux says whether calls without a fuel limit run with the tick
+// check here: on Linux, with a ticker thread or more than one processor.
+func tickLinux() bool {
+	return runtime.GOOS == "linux" && (host.TickThread || runtime.GOMAXPROCS(0) > 1)
+}
 
 func TestFuelNeedsMetering(t *testing.T) {
 	h := newHost(t, testConfig().WithMetering(false))

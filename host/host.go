@@ -488,12 +488,15 @@ func (c *compiled) waitTick(h *Host) {
 func (c *compiled) tickReady(h *Host) bool { return c.tickMade.Load() && h.tickAllowed() }
 
 // tickAllowed reports whether calls may run the tick check now: the host
-// has a ticker, and the Go scheduler more than one processor. With one,
-// the ticker's blocking read holds the processor after every tick until
-// the runtime's monitor takes it back, up to milliseconds later when it
-// has backed off, and the guest waits that long: a 60 µs call of a Go
-// tool took twice as long as counting its fuel (see RATIONALE.md).
-func (h *Host) tickAllowed() bool { return h.tick != nil && runtime.GOMAXPROCS(0) > 1 }
+// has a ticker, on a thread of its own or with more than one processor
+// for the Go scheduler. With one, a ticker goroutine's blocking read holds
+// the processor after every tick until the runtime's monitor takes it
+// back, up to milliseconds later when it has backed off, and the guest
+// waits that long: a 60 µs call of a Go tool took twice as long as
+// counting its fuel (see RATIONALE.md).
+func (h *Host) tickAllowed() bool {
+	return h.tick != nil && (h.tick.ownThread() || runtime.GOMAXPROCS(0) > 1)
+}
 
 // makeTickModule makes tickCM and closes tickDone.
 func (c *compiled) makeTickModule(h *Host) {

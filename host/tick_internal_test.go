@@ -146,11 +146,12 @@ func TestPrepareTickCheck(t *testing.T) {
 
 // tickRuns says whether calls without a fuel limit run the tick check
 // here (see Host.tickAllowed).
-func tickRuns() bool { return tickSupported && runtime.GOMAXPROCS(0) > 1 }
+func tickRuns() bool { return tickSupported && (tickThreadSupported || runtime.GOMAXPROCS(0) > 1) }
 
-// With one processor calls count fuel, also once the module with the tick
-// check is made, and the pool keeps reusing their instances.
-func TestOneProcessorCountsFuel(t *testing.T) {
+// With one processor calls run the tick check when the ticker has a
+// thread of its own, and count fuel when it does not, also once the module
+// with the tick check is made; the pool keeps reusing their instances.
+func TestOneProcessor(t *testing.T) {
 	if !tickSupported {
 		t.Skip("no tick check on this system")
 	}
@@ -173,8 +174,11 @@ func TestOneProcessorCountsFuel(t *testing.T) {
 	var first *instance
 	for i := range 3 {
 		res, err := m.Call(ctx, "count", []byte("1000"), nil)
-		if err != nil || !res.FuelCounted {
+		if err != nil || res.FuelCounted == (tickThreadSupported && i > 0) {
 			t.Fatalf("call %d on one processor: fuel counted %v, %v", i, res.FuelCounted, err)
+		}
+		if i == 0 {
+			continue // the instance that initialised, counting fuel, may retire
 		}
 		fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
 		fp.mu.Lock()
@@ -188,5 +192,46 @@ func TestOneProcessorCountsFuel(t *testing.T) {
 		} else if idle[0] != first {
 			t.Errorf("call %d was served by a new instance", i)
 		}
+	}
+}
+
+// The ticker thread starts with the first call that runs the tick check
+// and has exited when the host is closed.
+func TestTickerThreadExits(t *testing.T) {
+	if !tickSupported || !tickThreadSupported {
+		t.Skip("no ticker thread here")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(ctx, wasm, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PrepareTickCheck()
+	for range 2 {
+		if _, err := m.Call(ctx, "count", []byte("1000"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tk := h.tick
+	tk.mu.Lock()
+	page := tk.thread
+	tk.mu.Unlock()
+	if page == nil || !tk.threadAlive() {
+		t.Fatal("no ticker thread runs after a call with the tick check")
+	}
+	h.Close(ctx)
+	// The page is released once the kernel has cleared its exit word.
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	if tk.thread != nil {
+		t.Error("the ticker thread still runs after Close")
 	}
 }

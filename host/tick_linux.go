@@ -22,8 +22,9 @@ const tickSupported = true
 const tickPeriod = 2 * time.Millisecond
 
 // ticker changes a host's tick flag every tickPeriod while calls that
-// check it are in flight, with no Go code involved: a goroutine blocked in
-// read(2) on a periodic timerfd has the flag's own memory as its buffer,
+// check it are in flight, with no Go code involved: a thread (the ticker
+// thread below, or a goroutine where there is none) blocked in read(2) on
+// a periodic timerfd has the flag's own memory as its buffer,
 // so the kernel writes the expiration count (a small number, at least 1)
 // into the flag at each expiry, whether or not a processor is free to run
 // Go code. Guests stuck in native code, holding every processor or holding
@@ -31,9 +32,9 @@ const tickPeriod = 2 * time.Millisecond
 // flag change all the same, call the host and reach a preemption point
 // there.
 //
-// When the goroutine runs again it writes the next generation (a number
-// with tickGeneration set) into the flag, in the same step as blocking in
-// the next read (rearm, which has no preemption point). A guest compares
+// When the thread runs again it writes the next generation (a number with
+// tickGeneration set) into the flag, in the same step as blocking in the
+// next read (the goroutine through rearm, which has no preemption point). A guest compares
 // the flag with the value it last saw, and the host function it calls
 // makes it see a generation, but never a count (see instance.tick): so
 // while a generation stands every guest calls the host once, whenever it
@@ -50,9 +51,21 @@ type ticker struct {
 	fd      int
 	calls   int  // in flight
 	armed   bool // the timer runs
-	reading bool // the goroutine has started
+	reading bool // the thread or goroutine has started
 	closed  bool
+
+	// thread is the ticker thread's page, nil while the ticker runs on a
+	// goroutine (see tickThread); disarming is set while a check that
+	// stops the idle timer is pending.
+	thread    []byte
+	disarming bool
+	// noThread is set when the thread could not be made.
+	noThread atomic.Bool
 }
+
+// ownThread reports whether the ticker runs, or is to run, on a thread of
+// its own (see tickThread).
+func (t *ticker) ownThread() bool { return tickThreadSupported && !t.noThread.Load() }
 
 func newTicker(flag *uint64) (*ticker, error) {
 	fd, _, errno := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, 1 /* CLOCK_MONOTONIC */, syscall.O_CLOEXEC, 0)
@@ -75,7 +88,10 @@ func (t *ticker) start() {
 	}
 	if !t.reading {
 		t.reading = true
-		go t.read()
+		if !tickThreadSupported || t.startThread() != nil {
+			t.noThread.Store(true)
+			go t.read()
+		}
 	}
 }
 
@@ -84,8 +100,24 @@ func (t *ticker) start() {
 // after the other does not start and stop it for each.
 func (t *ticker) stop() {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.calls--
-	t.mu.Unlock()
+	if t.thread != nil && t.calls == 0 && t.armed && !t.disarming {
+		// The thread runs no Go code: a timer of the runtime stops the
+		// idle timer, as the goroutine does at the first idle tick.
+		t.disarming = true
+		time.AfterFunc(2*tickPeriod, t.disarmIdle)
+	}
+}
+
+// disarmIdle stops the timer when no call is in flight.
+func (t *ticker) disarmIdle() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.disarming = false
+	if t.calls == 0 && t.armed && !t.closed && t.settime(0) == nil {
+		t.armed = false
+	}
 }
 
 // settime sets the timer to expire every period (0 stops it).
@@ -166,7 +198,62 @@ func (t *ticker) close() {
 		syscall.Close(t.fd)
 		return
 	}
+	if t.thread != nil {
+		t.stopThread()
+		return
+	}
 	// Wake the goroutine once; it sees closed, closes the descriptor and
 	// returns.
 	t.setspec(&[4]int64{0, 0, 0, 1})
+}
+
+// The ticker thread. The goroutine of ticker.read needs a processor to
+// write each generation, and blocking in read(2) through syscall.Syscall
+// keeps its processor until the runtime's monitor takes it back, which,
+// with one processor, made guests wait up to a millisecond after every
+// tick (see RATIONALE.md). Where cloneTicker exists the same loop runs on
+// a thread of its own, made with clone(2), which runs no Go code and holds
+// no processor: it writes a generation and blocks in the next read, with
+// nothing in between that Go could preempt. Its page holds the word the
+// kernel clears when it exits, the word that tells it to stop, and the
+// stack it never uses (every signal is blocked on it).
+const tickThreadPage = 4096
+
+func (t *ticker) startThread() error {
+	page, err := syscall.Mmap(-1, 0, tickThreadPage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	if err != nil {
+		return err
+	}
+	ctid, stop := (*uint32)(unsafe.Pointer(&page[0])), (*uint32)(unsafe.Pointer(&page[4]))
+	atomic.StoreUint32(ctid, 1)
+	t.gen++
+	if _, errno := cloneTicker(uintptr(unsafe.Pointer(&page[tickThreadPage-64])), t.fd, t.flag, stop, ctid, t.gen); errno != 0 {
+		syscall.Munmap(page)
+		return syscall.Errno(errno)
+	}
+	t.thread = page
+	return nil
+}
+
+// threadAlive reports whether the ticker thread runs.
+func (t *ticker) threadAlive() bool {
+	return t.thread != nil && atomic.LoadUint32((*uint32)(unsafe.Pointer(&t.thread[0]))) != 0
+}
+
+// stopThread tells the thread to stop, wakes it, and waits until it has
+// exited: the kernel writes into the flag until then.
+func (t *ticker) stopThread() {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&t.thread[4])), 1)
+	t.setspec(&[4]int64{0, 0, 0, 1})
+	for deadline := time.Now().Add(10 * time.Second); t.threadAlive(); time.Sleep(50 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			// Never seen; leak the page and the descriptor rather than
+			// let the kernel write into memory that is reused.
+			return
+		}
+	}
+	atomic.StoreUint64(t.flag, 1)
+	syscall.Close(t.fd)
+	syscall.Munmap(t.thread)
+	t.thread = nil
 }
