@@ -488,12 +488,8 @@ func scanNumber(b []byte, i int) (end int, integer bool) {
 	}
 	integer = true
 	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+		if i = digits(b, i+1); i < 0 {
 			return start, false
-		}
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
 		}
 		integer = false
 	}
@@ -502,13 +498,22 @@ func scanNumber(b []byte, i int) (end int, integer bool) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+		if i = digits(b, i); i < 0 {
 			return start, false
-		}
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
 		}
 		integer = false
 	}
 	return i, integer
+}
+
+// digits returns where the run of at least one decimal digit at b[i:]
+// ends, or -1 when there is none.
+func digits(b []byte, i int) int {
+	if i >= len(b) || b[i] < '0' || b[i] > '9' {
+		return -1
+	}
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
 }
