@@ -14,19 +14,7 @@ import (
 // test new instances only.
 func TestDisturbingCallsDiscardTheirInstance(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	wasm, err := os.ReadFile("../testdata/guests/wat/fresh.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig(), "wat/fresh.wasm")
 	if !m.c.snapshottable() {
 		t.Fatal("fresh.wasm is not snapshottable")
 	}

@@ -4,7 +4,6 @@ package host
 
 import (
 	"context"
-	"os"
 	"testing"
 )
 
@@ -17,19 +16,7 @@ func TestRestoreLeavesChangedPagesWritable(t *testing.T) {
 	}
 	ctx := context.Background()
 	// Fuel counted: the first call's instance stays in its pool.
-	h, err := New(ctx, NewConfig().WithTickCheck(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	wasm, err := os.ReadFile("../testdata/guests/wat/pages.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig().WithTickCheck(false), "wat/pages.wasm")
 	res, err := m.Call(ctx, "touch_none", nil, nil)
 	if err != nil {
 		t.Fatal(err)

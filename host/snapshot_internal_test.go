@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"os"
 	"slices"
 	"testing"
 )
@@ -13,19 +12,7 @@ func TestRestoredInstancesAreReused(t *testing.T) {
 	ctx := context.Background()
 	// Fuel counted: the first call's instance stays in its pool (see
 	// TestTickPoolKeepsTickedInstances).
-	h, err := New(ctx, NewConfig().WithTickCheck(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	wasm, err := os.ReadFile("../testdata/guests/wat/state.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig().WithTickCheck(false), "wat/state.wasm")
 	if !m.c.snapshottable() {
 		t.Fatal("state.wasm is not snapshottable")
 	}
@@ -66,19 +53,7 @@ func TestTickPoolKeepsTickedInstances(t *testing.T) {
 		t.Skip("no tick check here")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	wasm, err := os.ReadFile("../testdata/guests/wat/state.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig(), "wat/state.wasm")
 	res, err := m.Call(ctx, "bump", nil, nil)
 	if err != nil || string(res.Output) != "1001" || !res.FuelCounted {
 		t.Fatalf("first bump: %q, fuel counted %v, %v; want 1001, counted", res.Output, res.FuelCounted, err)
@@ -118,19 +93,7 @@ func TestTrustedPoolTurnsToTheTickCheck(t *testing.T) {
 		t.Skip("no tick check here")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	wasm, err := os.ReadFile("../testdata/guests/wat/state.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig(), "wat/state.wasm")
 	p, err := m.NewPool(CallOptions{}, 1)
 	if err != nil {
 		t.Fatal(err)

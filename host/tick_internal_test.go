@@ -69,19 +69,7 @@ func TestTickerStopsWhenIdle(t *testing.T) {
 		t.Skip("no tick check here")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig().WithTickCheck(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig().WithTickCheck(true), "wat/loop_count.wasm")
 	armed := func() bool {
 		h.tick.mu.Lock()
 		defer h.tick.mu.Unlock()
@@ -117,24 +105,11 @@ func TestPrepareTickCheck(t *testing.T) {
 	if !tickRuns() {
 		t.Skip("no tick check here")
 	}
-	ctx := context.Background()
-	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name          string
 		tick, prepare bool
 	}{{"prepared", true, true}, {"not prepared", true, false}, {"tick check off", false, true}} {
-		h, err := New(ctx, NewConfig().WithTickCheck(tc.tick))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close(ctx)
-		m, err := h.Load(ctx, wasm, LoadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, m := internalModule(t, NewConfig().WithTickCheck(tc.tick), "wat/loop_count.wasm")
 		if tc.prepare {
 			m.PrepareTickCheck()
 		}
@@ -156,19 +131,7 @@ func TestOneProcessor(t *testing.T) {
 		t.Skip("no tick check on this system")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig(), "wat/loop_count.wasm")
 	m.PrepareTickCheck()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var first *instance
