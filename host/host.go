@@ -223,7 +223,9 @@ func instantiateHostModules(ctx context.Context, rt wazero.Runtime) ([]api.Modul
 // slice or tick, any other at its deadline) and Close waits for them,
 // since their machine code and memory go with the runtime. If ctx ends
 // first, Close returns its error and the runtime is released once the
-// last call has ended.
+// last call has ended. A module with the tick check still being compiled
+// in the background (see Module.PrepareTickCheck) is not waited for: the
+// runtime is released when its compile ends.
 func (h *Host) Close(ctx context.Context) error {
 	if h.closed.Swap(true) {
 		return nil
