@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"io/fs"
+	"sync"
 )
 
 // CompileModules compiles the module of every pack of the registry, as
@@ -16,6 +17,10 @@ import (
 // fails the calls of its tools; compiling stops early, with ctx's error,
 // when ctx ends.
 func (r *Registry) CompileModules(ctx context.Context, progress func(name string, size int) (done func())) (compiled int, failed []error, err error) {
+	// The modules with the tick check are made beside the next modules'
+	// compiles, on another processor, and waited for at the end.
+	var ticks sync.WaitGroup
+	defer ticks.Wait()
 	for _, p := range r.packs {
 		for _, m := range p.Modules {
 			if err := ctx.Err(); err != nil {
@@ -33,7 +38,7 @@ func (r *Registry) CompileModules(ctx context.Context, progress func(name string
 			if err == nil {
 				// Calls without a fuel limit run the module with the tick
 				// check: made now, not under the first calls.
-				hm.PrepareTickCheck()
+				ticks.Go(hm.PrepareTickCheck)
 			}
 			done()
 			switch {
