@@ -120,9 +120,10 @@ type Config struct {
 	MemoryBudget uint64
 	// CountAllFuel makes every Wasm call count its fuel. By default a call
 	// without a fuel limit checks, at loop heads and function entries, a
-	// flag the host changes every 2 ms instead (on Linux; see
-	// host.Config.WithTickCheck): cheaper on tight loops, but such a call
-	// reports no fuel and sees its deadline up to 2 ms late. The operator
+	// flag the host changes every 2 ms instead, once a call of its module
+	// has run long (on Linux; see host.Config.WithTickCheck): cheaper on
+	// long computations, but such a call reports no fuel and sees its
+	// deadline up to 2 ms late. The operator
 	// config's [server] tick_check = false sets it too. A run whose tenant
 	// has a fuel quota counts fuel whatever this says.
 	CountAllFuel bool

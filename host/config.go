@@ -124,12 +124,15 @@ func (c Config) WithMetering(on bool) Config {
 // a branch. Off, they count fuel like calls with a limit: a counter kept
 // in memory, decremented and tested. Measured, the tick check costs less,
 // the most on tight loops (a bare WAT loop: 1.6 times raw wazero instead
-// of 2.6; the Go integer loop 1.23 instead of 1.47, sha256 1.10 instead
-// of 1.13), but such calls report no fuel (Result.FuelCounted), their
+// of 2.6; the Go integer loop 1.19 instead of 1.48, sort 1.13 instead of
+// 1.41), but such calls report no fuel (Result.FuelCounted), their
 // deadline is seen up to 2 ms late, and the host spends about 5% of a
-// core on the timer while they run. Instances that run a module's
-// initialisers for Module.Call count fuel under the initialisation cap
-// either way (WithMaxInitFuel); see RATIONALE.md.
+// core on the timer while they run. A module gets the tick check once one
+// of its calls has counted more than 50 million instructions, or when
+// Module.PrepareTickCheck asks: short calls gain nothing from it, and its
+// machine code is kept twice (about 20 MB more for a Go guest). Instances
+// that run a module's initialisers for Module.Call count fuel under the
+// initialisation cap either way (WithMaxInitFuel); see RATIONALE.md.
 func (c Config) WithTickCheck(on bool) Config {
 	c.tickCheck = on
 	return c

@@ -445,10 +445,13 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 // tickModule returns the module rewritten with the tick check, or nil when
 // a call without a fuel limit is to count fuel: the host has no ticker,
 // the module cannot be so rewritten or compiled (tickErr says why), or it
-// is not ready yet. The first call asking for it starts making it in the
-// background (a rewrite and a compilation: about as long as loading the
-// module, a second or more for a Go guest), so that no call waits for it
-// nor spends its deadline on it; until it is ready, calls count fuel.
+// is not ready yet. The first caller starts making it in the background
+// (a rewrite and a compilation: about as long as loading the module, a
+// second or more for a Go guest), so that no call waits for it nor spends
+// its deadline on it; until it is ready, calls count fuel. Calls ask for
+// it only once one of them has run long (noteFuel): short calls gain
+// nothing from the tick check, and the module's machine code is then kept
+// twice.
 func (c *compiled) tickModule(h *Host) wazero.CompiledModule {
 	if !c.metered || !h.tickAllowed() {
 		return nil
@@ -467,9 +470,10 @@ func (c *compiled) tickModule(h *Host) wazero.CompiledModule {
 
 // PrepareTickCheck makes the module rewritten with the tick check
 // (Config.WithTickCheck), which calls without a fuel limit run, and waits
-// for it, instead of leaving it to be made in the background at the first
-// such call (calls count fuel until it is ready): a process that must not
-// compile while it serves pays for it here. It does nothing on a host
+// for it, instead of leaving it to be made in the background once such a
+// call has run more than 50 million instructions (calls count fuel until
+// it is ready): a process whose calls compute long pays for it here,
+// before it serves. It does nothing on a host
 // without the tick check or for a module that is not metered; a module
 // that cannot be so rewritten or compiled keeps counting fuel.
 func (m *Module) PrepareTickCheck() { m.c.waitTick(m.h) }
@@ -480,6 +484,32 @@ func (c *compiled) waitTick(h *Host) {
 	if c.tickModule(h) == nil && c.tickDone != nil {
 		<-c.tickDone
 	}
+}
+
+// tickAfterFuel is how many instructions a call without a fuel limit must
+// count before its module gets the module with the tick check: about
+// 20-50 ms of a Go guest's compute. A tool whose calls are shorter keeps
+// counting fuel, which costs it about as much as the tick check would
+// (measured on slugify, see RATIONALE.md), and the host does not keep its
+// machine code twice (about 20 MB for a Go guest).
+const tickAfterFuel = 50_000_000
+
+// noteFuel starts making the module with the tick check once a call that
+// could have run it (counts reports whether the call had to count fuel)
+// counted more than tickAfterFuel instructions.
+func (c *compiled) noteFuel(h *Host, res *Result, counts bool) {
+	if !counts && res.FuelCounted && res.Fuel > tickAfterFuel {
+		c.tickModule(h)
+	}
+}
+
+// readyTick returns the module with the tick check when it is made and
+// calls may run it now, without starting to make it.
+func (c *compiled) readyTick(h *Host) wazero.CompiledModule {
+	if c.tickReady(h) {
+		return c.tickCM
+	}
+	return nil
 }
 
 // tickReady reports whether the module rewritten with the tick check is

@@ -159,9 +159,8 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions, ti
 	in.initializing = true
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
 	cm := m.c.cm
-	if !countsFuel(limits, opts) {
-		// Asked for even where not allowed: the first call starts making it.
-		if tcm := m.c.tickModule(m.h); tcm != nil && tick {
+	if tick && !countsFuel(limits, opts) {
+		if tcm := m.c.readyTick(m.h); tcm != nil {
 			cm, in.ticked = tcm, true
 			in.arm()
 		}

@@ -251,6 +251,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	}
 	res.Instantiate = time.Since(start)
 	err := in.call(ctx, export, input, res)
+	m.c.noteFuel(m.h, res, countsFuel(limits, opts))
 	// Restoring the instance for the next call (or closing it) is part of
 	// giving calls their instances.
 	t0 := time.Now()

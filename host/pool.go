@@ -67,6 +67,7 @@ func (p *Pool) Call(ctx context.Context, export string, input []byte) (*Result, 
 		return res, err
 	}
 	err = in.call(ctx, export, input, res)
+	p.m.c.noteFuel(p.m.h, res, countsFuel(in.limits, &p.opts))
 	res.Duration = time.Since(start)
 	if (err == nil || errors.Is(err, ErrGuest)) && in.reusable() {
 		p.put(in)

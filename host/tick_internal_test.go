@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -196,5 +197,39 @@ func TestTickerThreadExits(t *testing.T) {
 	defer tk.mu.Unlock()
 	if tk.thread != nil {
 		t.Error("the ticker thread still runs after Close")
+	}
+}
+
+// A module gets the module with the tick check only once one of its calls
+// without a fuel limit has counted more than tickAfterFuel instructions;
+// then its calls run it.
+func TestLongCallMakesTheTickModule(t *testing.T) {
+	if !tickRuns() {
+		t.Skip("no tick check here")
+	}
+	h, m := internalModule(t, NewConfig(), "wat/loop_count.wasm")
+	ctx := context.Background()
+	short, err := m.Call(ctx, "count", []byte("1000"), nil)
+	if err != nil || !short.FuelCounted {
+		t.Fatalf("short call: fuel counted %v, %v", short.FuelCounted, err)
+	}
+	if m.c.tickDone != nil {
+		t.Fatal("a short call started making the module with the tick check")
+	}
+	// Fuel grows with the iterations: enough of them to pass the mark.
+	n := tickAfterFuel/(short.Fuel/1000) + 1000
+	long, err := m.Call(ctx, "count", []byte(strconv.FormatInt(n, 10)), nil)
+	if err != nil || !long.FuelCounted || long.Fuel <= tickAfterFuel {
+		t.Fatalf("long call: fuel %d, counted %v, %v", long.Fuel, long.FuelCounted, err)
+	}
+	if m.c.tickDone == nil {
+		t.Fatal("a long call did not start making the module with the tick check")
+	}
+	m.c.waitTick(h)
+	for i := range 2 {
+		res, err := m.Call(ctx, "count", []byte("1000"), nil)
+		if err != nil || (i > 0 && res.FuelCounted) {
+			t.Errorf("call %d after the long one: fuel counted %v, %v", i, res.FuelCounted, err)
+		}
 	}
 }

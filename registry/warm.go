@@ -3,24 +3,17 @@ package registry
 import (
 	"context"
 	"io/fs"
-	"sync"
 )
 
 // CompileModules compiles the module of every pack of the registry, as
-// the first call of one of its tools would, and the module with the tick
-// check (host.Module.PrepareTickCheck), so that no call waits on a
-// compiler nor shares the processors with one: a server does it before
-// it says it is ready. progress, when
+// the first call of one of its tools would, so that no call waits on a
+// compiler: a server does it before it says it is ready. progress, when
 // not nil, is called before each module with its name ("pack/path") and
 // size, and returns the function to call once the module is compiled. A
 // module that does not compile is reported in failed and, as before,
 // fails the calls of its tools; compiling stops early, with ctx's error,
 // when ctx ends.
 func (r *Registry) CompileModules(ctx context.Context, progress func(name string, size int) (done func())) (compiled int, failed []error, err error) {
-	// The modules with the tick check are made beside the next modules'
-	// compiles, on another processor, and waited for at the end.
-	var ticks sync.WaitGroup
-	defer ticks.Wait()
 	for _, p := range r.packs {
 		for _, m := range p.Modules {
 			if err := ctx.Err(); err != nil {
@@ -34,12 +27,7 @@ func (r *Registry) CompileModules(ctx context.Context, progress func(name string
 				}
 				done = progress(p.Name+"/"+m.Path, size)
 			}
-			hm, err := r.module(ctx, p, m)
-			if err == nil {
-				// Calls without a fuel limit run the module with the tick
-				// check: made now, not under the first calls.
-				ticks.Go(hm.PrepareTickCheck)
-			}
+			_, err := r.module(ctx, p, m)
 			done()
 			switch {
 			case err == nil:

@@ -123,14 +123,18 @@ func BenchmarkTenantsMemory(b *testing.B) {
 		tenants int
 		budget  uint64
 		name    string
-	}{{1, 256 << 20, "256MiB"}, {100, 256 << 20, "256MiB"}, {100, 1 << 40, "none"}} {
-		b.Run(fmt.Sprintf("tenants=%d/budget=%s", c.tenants, c.name), func(b *testing.B) { benchmarkTenantsMemory(b, c.tenants, c.budget) })
+		tick    bool
+	}{{1, 256 << 20, "256MiB", true}, {1, 256 << 20, "256MiB", false}, {100, 256 << 20, "256MiB", true}, {100, 1 << 40, "none", true}} {
+		b.Run(fmt.Sprintf("tenants=%d/budget=%s/tick=%v", c.tenants, c.name, c.tick), func(b *testing.B) { benchmarkTenantsMemory(b, c.tenants, c.budget, c.tick) })
 	}
 }
 
-func benchmarkTenantsMemory(b *testing.B, tenants int, budget uint64) {
+// benchmarkTenantsMemory serves tenants, each calling every bundled tool;
+// tick says whether calls without a fuel limit run the tick check, whose
+// modules are compiled beside the counting ones.
+func benchmarkTenantsMemory(b *testing.B, tenants int, budget uint64, tick bool) {
 	var toml strings.Builder
-	fmt.Fprintf(&toml, "[server]\nmemory_budget = %d\nshared_packs = [\"core\"]\n", budget)
+	fmt.Fprintf(&toml, "[server]\nmemory_budget = %d\ntick_check = %v\nshared_packs = [\"core\"]\n", budget, tick)
 	keys := make([]string, tenants)
 	for i := range tenants {
 		keys[i] = fmt.Sprintf("sk_bench_tenant_%03d_key", i)
