@@ -130,8 +130,10 @@ func BenchmarkTenantsMemory(b *testing.B) {
 }
 
 // benchmarkTenantsMemory serves tenants, each calling every bundled tool;
-// tick says whether calls without a fuel limit run the tick check, whose
-// modules are compiled beside the counting ones.
+// tick is [server] tick_check. With it (the default) a module gets the
+// module with the tick check, and its machine code twice, only after a
+// long call, which the bundled tools' examples are not: both should hold
+// the same memory.
 func benchmarkTenantsMemory(b *testing.B, tenants int, budget uint64, tick bool) {
 	var toml strings.Builder
 	fmt.Fprintf(&toml, "[server]\nmemory_budget = %d\ntick_check = %v\nshared_packs = [\"core\"]\n", budget, tick)
