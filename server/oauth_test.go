@@ -177,20 +177,23 @@ func (as *authServer) token(t testing.TB, sub string) string {
 	return as.sign(t, as.claims(sub), "RS256", "rsa-1")
 }
 
+// oauthTable makes as issue tokens for the server at base and returns the
+// [server.oauth] table that trusts it, for more of its keys to follow.
+func oauthTable(as *authServer, base string) string {
+	as.resource = base + server.MCPPath
+	return "[server.oauth]\nissuer = \"" + as.URL + "\"\nresource = \"" + as.resource + "\"\n"
+}
+
 // oauthTenants gives twoTenants' tenants OAuth subjects besides their
 // keys: alice and carol are tenant a's, bob is b's, and the client ci-a
 // is a's.
 func oauthTenants(as *authServer, extra string) func(string) string {
 	return func(base string) string {
-		as.resource = base + server.MCPPath
 		return `
 [server]
 shared_packs = []
 
-[server.oauth]
-issuer = "` + as.URL + `"
-resource = "` + as.resource + `"
-scopes = ["mcp:tools"]
+` + oauthTable(as, base) + `scopes = ["mcp:tools"]
 ` + extra + `
 [tenants.a]
 api_keys = ["` + packs.HashKey(keyA) + `"]
@@ -430,15 +433,11 @@ func TestOAuthTenantClaimAndKeySetOutage(t *testing.T) {
 	as.jwksDown.Store(true)
 	restore := server.SetJWKSMinRefresh(300 * time.Millisecond)
 	f := newFixtureAt(t, func(base string) string {
-		as.resource = base + server.MCPPath
 		return `
 [server]
 shared_packs = []
 
-[server.oauth]
-issuer = "` + as.URL + `"
-resource = "` + as.resource + `"
-jwks_url = "` + as.URL + `/jwks"
+` + oauthTable(as, base) + `jwks_url = "` + as.URL + `/jwks"
 tenant_claim = "org"
 
 [tenants.a]
@@ -536,8 +535,7 @@ func TestOAuthProtectedResourceMetadata(t *testing.T) {
 func TestOAuthWithoutTenants(t *testing.T) {
 	as := newAuthServer(t)
 	f := newFixtureAt(t, func(base string) string {
-		as.resource = base + server.MCPPath
-		return "[server]\nallowed_hosts = [\"mcp.example.com\"]\n[server.oauth]\nissuer = \"" + as.URL + "\"\nresource = \"" + as.resource + "\"\n"
+		return "[server]\nallowed_hosts = [\"mcp.example.com\"]\n" + oauthTable(as, base)
 	})
 	if status, challenge, _ := post(t, f.url, ""); status != http.StatusUnauthorized || !strings.Contains(challenge, "resource_metadata=") {
 		t.Errorf("no token: %d %q", status, challenge)
