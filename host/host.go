@@ -234,12 +234,7 @@ func (h *Host) Close(ctx context.Context) error {
 	for h.inflight.Load() > 0 {
 		select {
 		case <-ctx.Done():
-			go func() {
-				for h.inflight.Load() > 0 {
-					time.Sleep(time.Millisecond)
-				}
-				h.release(context.Background())
-			}()
+			go h.releaseWhenIdle()
 			return fmt.Errorf("closing the host with calls in flight: %w", ctx.Err())
 		case <-time.After(time.Millisecond):
 		}
@@ -249,15 +244,19 @@ func (h *Host) Close(ctx context.Context) error {
 		// background, which cannot be stopped (a second or more for a Go
 		// guest): the runtime is released when it ends, and no call
 		// waits for it.
-		go func() {
-			for h.compiling.Load() > 0 {
-				time.Sleep(time.Millisecond)
-			}
-			h.release(context.Background())
-		}()
+		go h.releaseWhenIdle()
 		return nil
 	}
 	return h.release(ctx)
+}
+
+// releaseWhenIdle releases the runtimes once no call runs in them and no
+// module is being compiled for them.
+func (h *Host) releaseWhenIdle() {
+	for h.inflight.Load() > 0 || h.compiling.Load() > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	h.release(context.Background())
 }
 
 // enter counts a call in flight; it reports false (and counts nothing)
@@ -503,13 +502,12 @@ func (c *compiled) noteFuel(h *Host, res *Result, counts bool) {
 	}
 }
 
-// readyTick returns the module with the tick check when it is made and
-// calls may run it now, without starting to make it.
-func (c *compiled) readyTick(h *Host) wazero.CompiledModule {
-	if c.tickReady(h) {
-		return c.tickCM
-	}
-	return nil
+// retires reports whether in, put back after a call that counted fuel or
+// not (counts), is to be closed rather than kept: it counts fuel, the
+// calls it would serve need not, and the module with the tick check is
+// ready for them.
+func (in *instance) retires(counts bool) bool {
+	return !counts && !in.ticked && in.m.c.tickReady(in.m.h)
 }
 
 // tickReady reports whether the module rewritten with the tick check is

@@ -159,11 +159,10 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions, ti
 	in.initializing = true
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
 	cm := m.c.cm
-	if tick && !countsFuel(limits, opts) {
-		if tcm := m.c.readyTick(m.h); tcm != nil {
-			cm, in.ticked = tcm, true
-			in.arm()
-		}
+	if tick && !countsFuel(limits, opts) && m.c.tickReady(m.h) {
+		// The module with the tick check, made and allowed now.
+		cm, in.ticked = m.c.tickCM, true
+		in.arm()
 	}
 	mod, err := m.c.runtime(m.h).InstantiateModule(ictx, cm, mc)
 	if err != nil {

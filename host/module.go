@@ -180,15 +180,16 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	// The deadline starts before instantiation: a start function runs
 	// under it.
 	limits := m.h.cfg.resolve(opts.Grant.Limits)
+	counts := countsFuel(limits, opts)
 	ctx, cancel := context.WithTimeout(ctx, limits.Timeout)
 	defer cancel()
 	var fp *freshPool
 	if m.c.snapshottable() {
-		key, tick := profile(opts.Grant, limits), !countsFuel(limits, opts)
-		if !tick {
+		key := profile(opts.Grant, limits)
+		if counts {
 			key += "F" // instances of the module that counts fuel
 		}
-		fp = m.freshPool(key, tick)
+		fp = m.freshPool(key, !counts)
 	}
 	var in *instance
 	if fp != nil {
@@ -251,7 +252,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	}
 	res.Instantiate = time.Since(start)
 	err := in.call(ctx, export, input, res)
-	m.c.noteFuel(m.h, res, countsFuel(limits, opts))
+	m.c.noteFuel(m.h, res, counts)
 	// Restoring the instance for the next call (or closing it) is part of
 	// giving calls their instances.
 	t0 := time.Now()

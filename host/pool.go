@@ -99,7 +99,7 @@ func (p *Pool) get(ctx context.Context) (*instance, error) {
 }
 
 func (p *Pool) put(in *instance) {
-	if !in.ticked && !countsFuel(in.limits, &p.opts) && p.m.c.tickReady(p.m.h) {
+	if in.retires(countsFuel(in.limits, &p.opts)) {
 		// Made before the module with the tick check was: the pool's
 		// calls count no fuel, and the next instance runs the check.
 		in.close()

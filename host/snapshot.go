@@ -318,7 +318,7 @@ func (fp *freshPool) put(in *instance) bool {
 	if snap == nil || in.uses >= maxReuse {
 		return false
 	}
-	if fp.tick && !in.ticked && in.m.c.tickReady(in.m.h) {
+	if in.retires(!fp.tick) {
 		return false
 	}
 	if mm := in.alloc.mem; mm != nil && mm.img != nil && mm.img != snap.img {
