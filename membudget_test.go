@@ -2,8 +2,10 @@ package skillhost_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -88,6 +90,38 @@ func TestTickCheckFromTheOperatorConfig(t *testing.T) {
 	} {
 		if got := open(t, tc.cfg).Host().Config().TickCheck(); got != tc.want {
 			t.Errorf("%s: the host's tick check is %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// An engine opened for one call (Config.OneCall) loads its modules for
+// one call: slugify runs with the tick check (on Linux) and leaves neither
+// snapshot nor warm instance behind, where an engine opened as usual takes
+// the module's snapshot, warm-up included.
+func TestOneCallEngine(t *testing.T) {
+	ctx := context.Background()
+	args := json.RawMessage(`{"text":"One call, no snapshot"}`)
+	const want = `{"slug":"one-call-no-snapshot"}`
+	for _, oneCall := range []bool{true, false} {
+		e := open(t, skillhost.Config{OneCall: oneCall, NoIndex: true})
+		for i := range 2 {
+			res, err := e.Call(ctx, "slugify", args, nil)
+			if err != nil || string(res.Output) != want {
+				t.Fatalf("one call %v, call %d: %s, %v", oneCall, i, res.Output, err)
+			}
+			if oneCall && runtime.GOOS == "linux" && res.FuelCounted {
+				t.Errorf("call %d counted fuel; an engine for one call runs the tick check", i)
+			}
+		}
+		if held := e.MemoryStats().Held; (held == 0) != oneCall {
+			t.Errorf("one call %v: %d bytes held between calls", oneCall, held)
+		}
+		// A fuel limit still counts, with the module made for it.
+		e = open(t, skillhost.Config{OneCall: oneCall, NoIndex: true,
+			Grants: map[string]skillhost.Grant{"core": {Limits: skillhost.Limits{MaxFuel: 1 << 40}}}})
+		res, err := e.Call(ctx, "slugify", args, nil)
+		if err != nil || string(res.Output) != want || !res.FuelCounted {
+			t.Errorf("one call %v, with a fuel limit: %s, fuel counted %v, %v", oneCall, res.Output, res.FuelCounted, err)
 		}
 	}
 }

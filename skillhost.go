@@ -127,6 +127,13 @@ type Config struct {
 	// config's [server] tick_check = false sets it too. A run whose tenant
 	// has a fuel quota counts fuel whatever this says.
 	CountAllFuel bool
+	// OneCall opens the engine for a process that makes one call, as
+	// `skillhost call` does: each module is compiled only as that call
+	// runs it (with the tick check, unless CountAllFuel), its initialisers
+	// run in the call's own instance, and no warm-up or snapshot is made
+	// (host.LoadOptions.Once). A call that counts fuel (a fuel limit, a
+	// tenant's fuel quota) then compiles the module that counts it too.
+	OneCall bool
 	// IndexPath is the discovery index file; default StateDir/index.db,
 	// else index.db in the user's data folder (see the StateDir function).
 	IndexPath string
@@ -364,7 +371,7 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	opts := registry.Options{
 		Host: e.host, Operator: e.op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
 		Policy: cfg.ToolPolicy, Natives: cfg.Tools, Catalog: cfg.Catalog, Events: cfg.Events,
-		Services: e.svc.services,
+		Services: e.svc.services, OneCall: cfg.OneCall,
 	}
 	if opts.Builtins, err = e.builtins(cat); err != nil {
 		return nil, err

@@ -100,6 +100,11 @@ type compiled struct {
 	tickErr  error
 	// tickMade is set once tickCM is.
 	tickMade atomic.Bool
+	// cmOnce makes cm: at compile, or at the first call that needs it when
+	// the module was loaded with LoadOptions.Once (countingModule), which
+	// cmErr then says why it failed.
+	cmOnce sync.Once
+	cmErr  error
 	// writesOutside is set when the code can change a table or a passive
 	// segment at run time, which a memory-and-globals snapshot would not
 	// undo.
@@ -310,6 +315,18 @@ type LoadOptions struct {
 	// When one fails, the snapshot is taken without warm-up. Pools and
 	// modules that are not metered (which get no snapshot) do not run them.
 	Warmup []WarmupCall
+	// Once loads the module for a process that calls it once, as
+	// `skillhost call` does. The host compiles only the module that call
+	// runs: with the tick check when the host has one
+	// (Config.WithTickCheck), and then the call's instance runs the
+	// module's initialisers with it too, bounded by the call's deadline
+	// rather than counted under the initialisation cap (as a trusted
+	// Pool's and a WASI command's do). A call that counts fuel (a fuel
+	// limit, CallOptions.CountFuel) compiles the module that counts it
+	// first. Module.Call takes no snapshot: each call initialises an
+	// instance of its own. A module already loaded without Once keeps what
+	// it was loaded with.
+	Once bool
 }
 
 // WarmupCall is one call of LoadOptions.Warmup.
@@ -336,7 +353,7 @@ func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Module
 			return nil, fmt.Errorf("%w: %s has sha256 %s, pinned %s", ErrHashMismatch, name, got, pin)
 		}
 	}
-	c, err := h.compile(ctx, name, wasm, sum)
+	c, err := h.compile(ctx, name, wasm, sum, opts.Once)
 	if err != nil {
 		return nil, err
 	}
@@ -347,10 +364,13 @@ func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Module
 		}
 		warmup = append(warmup, WarmupCall{Export: w.Export, Input: bytes.Clone(w.Input)})
 	}
-	return &Module{h: h, name: name, sum: sum, c: c, warmup: warmup}, nil
+	return &Module{h: h, name: name, sum: sum, c: c, warmup: warmup, once: opts.Once}, nil
 }
 
-func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]byte) (*compiled, error) {
+// compile checks and compiles wasm, whose digest is sum: the module that
+// counts fuel or, with once and a host that may run the tick check, the
+// module with the tick check alone (see LoadOptions.Once).
+func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]byte, once bool) (*compiled, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.compiled[sum]; ok {
@@ -381,7 +401,8 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 	// before checking them) and references to types that do not exist
 	// (wazero panics). A module it finds malformed is refused before wazero
 	// sees it.
-	out, ri, rerr := h.instrumentCached(capped, sum, false)
+	tick := once && h.cfg.metering && h.tickAllowed()
+	out, ri, rerr := h.instrumentCached(capped, sum, tick)
 	// So is one whose scan an encoding the rewriter does not know (none
 	// of which wazero supports either) stopped before every section was
 	// checked.
@@ -396,6 +417,25 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
 	}
 	switch {
+	case rerr == nil && tick:
+		// The module with the tick check alone; the one that counts fuel
+		// is made if a call needs it (countingModule). Should this one
+		// not compile, the one that counts fuel is made now.
+		cm, err := compileSafely(ctx, h.rt, out)
+		if err == nil {
+			c.tickOnce.Do(func() {
+				c.tickDone = make(chan struct{})
+				close(c.tickDone)
+			})
+			c.tickCM, c.metered, c.globals, c.writesOutside = cm, true, ri.Globals, ri.WritesOutsideMemory
+			c.tickMade.Store(true)
+			break
+		}
+		if out, ri, rerr = h.instrumentCached(capped, sum, false); rerr != nil {
+			c.unmetered = rerr
+			break
+		}
+		fallthrough
 	case rerr == nil && h.cfg.metering:
 		// wazero validates the rewritten module again as it compiles it
 		// (also when the machine code comes from the cache). Should the
@@ -406,21 +446,25 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 			c.unmetered = fmt.Errorf("the rewritten module did not compile: %v", err)
 			break
 		}
-		c.cm, c.metered, c.budget, c.globals = cm, true, ri.BudgetExport, ri.Globals
+		c.cmOnce.Do(func() { c.cm, c.budget = cm, ri.BudgetExport })
+		c.metered, c.globals = true, ri.Globals
 		c.writesOutside = ri.WritesOutsideMemory
 	case rerr != nil:
 		c.unmetered = rerr
 	default:
 		c.unmetered = errors.New("metering is off in the host configuration")
 	}
-	if c.cm == nil {
+	if !c.metered {
 		cm, err := compileSafely(ctx, h.rtSafe, capped)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidModule, name, err)
 		}
-		c.cm = cm
+		c.cmOnce.Do(func() { c.cm = cm })
 	}
 	cm := c.cm
+	if cm == nil {
+		cm = c.tickCM
+	}
 	for _, def := range cm.ImportedFunctions() {
 		mod, fn, _ := def.Import()
 		want := h.provided[mod+"\x00"+fn]
@@ -439,6 +483,35 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 	c.init = initExports(c.exports)
 	h.compiled[sum] = c
 	return c, nil
+}
+
+// countingModule returns the module that counts fuel (or, for a module
+// that is not metered, the module as it is), making it first when the
+// module was loaded with LoadOptions.Once.
+func (c *compiled) countingModule(h *Host) (wazero.CompiledModule, error) {
+	c.cmOnce.Do(func() {
+		capped, err := capTables(c.wasm, h.cfg.maxTableElem)
+		if err != nil {
+			c.cmErr = err
+			return
+		}
+		out, ri, err := h.instrumentCached(capped, sha256.Sum256(c.wasm), false)
+		if err != nil {
+			c.cmErr = err
+			return
+		}
+		// Not under the call's context: what is made serves later calls.
+		cm, err := compileSafely(context.Background(), h.rt, out)
+		if err != nil {
+			c.cmErr = fmt.Errorf("the rewritten module did not compile: %v", err)
+			return
+		}
+		c.cm, c.budget = cm, ri.BudgetExport
+	})
+	if c.cmErr != nil {
+		return nil, fmt.Errorf("%w: making the module that counts fuel: %v", ErrInvalidModule, c.cmErr)
+	}
+	return c.cm, nil
 }
 
 // tickModule returns the module rewritten with the tick check, or nil when

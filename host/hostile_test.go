@@ -63,19 +63,22 @@ var hostileCases = []hostileCase{
 // error, and every good call answers correctly.
 //
 // Metered, the set runs with the tick check (Config.WithTickCheck, no fuel
-// limit) and counting fuel (CountFuel).
+// limit), counting fuel (CountFuel), and on modules loaded for one call
+// (LoadOptions.Once: every call a new instance whose initialisers run with
+// the tick check too).
 func TestHostileSetContained(t *testing.T) {
 	for _, tc := range []struct {
-		name               string
-		metered, countFuel bool
-	}{{"tick", true, false}, {"fuel", true, true}, {"unmetered", false, false}} {
+		name                     string
+		metered, countFuel, once bool
+	}{{"tick", true, false, false}, {"fuel", true, true, false}, {"unmetered", false, false, false}, {"once", true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			testHostileSet(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel, tc.metered && !tc.countFuel && tickLinux())
+			testHostileSet(t, testConfig().WithMetering(tc.metered).WithTickCheck(true), tc.countFuel, tc.once,
+				tc.metered && !tc.countFuel && tickLinux())
 		})
 	}
 }
 
-func testHostileSet(t *testing.T, cfg host.Config, countFuel, tick bool) {
+func testHostileSet(t *testing.T, cfg host.Config, countFuel, once, tick bool) {
 	h := newHost(t, cfg)
 	g := host.Grant{
 		AllowedHosts: []string{"*"},
@@ -87,7 +90,15 @@ func testHostileSet(t *testing.T, cfg host.Config, countFuel, tick bool) {
 	mods := map[string]*host.Module{}
 	var prime sync.WaitGroup
 	for _, c := range hostileCases {
-		if mods[c.file] == nil {
+		switch {
+		case mods[c.file] != nil:
+		case once:
+			m, err := h.Load(t.Context(), fixture(t, c.file), host.LoadOptions{Name: c.file, Once: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mods[c.file] = m
+		default:
 			mods[c.file] = load(t, h, c.file)
 			if !countFuel {
 				host.WaitTickCheck(mods[c.file])

@@ -158,11 +158,14 @@ func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions, ti
 	in.begin(ctx)
 	in.initializing = true
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, in), in.alloc)
-	cm := m.c.cm
+	var cm wazero.CompiledModule
 	if tick && !countsFuel(limits, opts) && m.c.tickReady(m.h) {
 		// The module with the tick check, made and allowed now.
 		cm, in.ticked = m.c.tickCM, true
 		in.arm()
+	} else if cm, err = m.c.countingModule(m.h); err != nil {
+		in.close()
+		return nil, err
 	}
 	mod, err := m.c.runtime(m.h).InstantiateModule(ictx, cm, mc)
 	if err != nil {

@@ -26,6 +26,9 @@ type Module struct {
 	// warmup runs before a fresh-state snapshot is taken (see
 	// LoadOptions.Warmup).
 	warmup []WarmupCall
+	// once is LoadOptions.Once: calls take no snapshot, and their
+	// instances may run the initialisers with the tick check.
+	once bool
 
 	mu    sync.Mutex
 	fresh map[string]*freshPool // restorable instances by profile
@@ -184,7 +187,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 	ctx, cancel := context.WithTimeout(ctx, limits.Timeout)
 	defer cancel()
 	var fp *freshPool
-	if m.c.snapshottable() {
+	if m.c.snapshottable() && !m.once {
 		key := profile(opts.Grant, limits)
 		if counts {
 			key += "F" // instances of the module that counts fuel
@@ -202,9 +205,10 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, opts *Ca
 		}
 		// Only an instance that adopts a snapshot may run the tick check:
 		// one that runs the initialisers counts their fuel, under the
-		// host's initialisation cap.
+		// host's initialisation cap, unless the module was loaded for
+		// one call (LoadOptions.Once).
 		var err error
-		if in, err = m.newInstance(ctx, opts.Grant, opts, snap != nil); err != nil {
+		if in, err = m.newInstance(ctx, opts.Grant, opts, snap != nil || m.once); err != nil {
 			res.Instantiate = time.Since(start)
 			res.Duration = res.Instantiate
 			return res, err

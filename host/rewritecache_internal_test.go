@@ -16,7 +16,7 @@ import (
 // too, or hosts would keep running modules rewritten the old way.
 func TestRewriteFormatIsCurrent(t *testing.T) {
 	want := map[bool]string{
-		false: "skillhost-rewrite-3 034e2c95f86ed2483648a9a84d53cea115162932438d3ef4840b0b71e9519e6c",
+		false: "skillhost-rewrite-4 bb7f67d49ebb4e06e4ec97ad000d80e1173751bc231f57787d12659de500b9dd",
 		true:  "skillhost-tick-3 9d4cf91988f17c92f36ddcf7e2f1248329b3e9d8f54b81d84ca26afb96d78a0b",
 	}
 	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")

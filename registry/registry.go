@@ -79,6 +79,10 @@ type Options struct {
 	// without RunOptions.Services routes each call by the id's namespace
 	// (services.go); the provider's context carries the run (RunFrom).
 	Services map[string]host.ServiceProvider
+	// OneCall loads each module for a process that makes one call, as
+	// `skillhost call` does (host.LoadOptions.Once): no warm-up runs and
+	// no snapshot is taken.
+	OneCall bool
 }
 
 // DefaultMaxResultBytes is the default cap of a tool result.
@@ -484,7 +488,10 @@ func (r *Registry) module(ctx context.Context, p *packs.Pack, m *packs.Module) (
 	if err != nil {
 		return nil, fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
 	}
-	lo := host.LoadOptions{Name: p.Name + "/" + m.Path, SHA256: m.SHA256, Warmup: warmupCalls(m, wasm)}
+	lo := host.LoadOptions{Name: p.Name + "/" + m.Path, SHA256: m.SHA256, Once: r.opts.OneCall}
+	if !r.opts.OneCall {
+		lo.Warmup = warmupCalls(m, wasm)
+	}
 	mod, err := r.opts.Host.Load(ctx, wasm, lo)
 	if errors.Is(err, host.ErrExportNotFound) {
 		// A tool's export that cannot be called is reported when the tool

@@ -205,10 +205,10 @@ func callTool(ctx context.Context, g *globals, cf *callFlags, name string, posit
 	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) {
 		cfg.NoIndex = !registry.UsesIndex(name)
 		cfg.NoCache = cf.dryRun
-		// One call: its instance runs the module's initialisers and so
-		// counts fuel, and the module with the tick check would be made
-		// in the background for nothing.
-		cfg.CountAllFuel = true
+		// One call: each module is compiled only as that call runs it,
+		// with the tick check unless the flags set a fuel limit.
+		cfg.OneCall = true
+		cfg.CountAllFuel = extra != nil && extra.Limits.MaxFuel > 0
 		if extra == nil {
 			return
 		}
@@ -343,7 +343,7 @@ func preload(ctx context.Context, g *globals, e *skillhost.Engine, t *skillhost.
 				return // the call reports it
 			}
 			done := g.compiling(p.Name+"/"+m.Path, len(wasm))
-			e.Host().Load(ctx, wasm, host.LoadOptions{Name: p.Name + "/" + m.Path, SHA256: m.SHA256})
+			e.Host().Load(ctx, wasm, host.LoadOptions{Name: p.Name + "/" + m.Path, SHA256: m.SHA256, Once: true})
 			done()
 			return
 		}
@@ -401,15 +401,18 @@ func callModule(ctx context.Context, g *globals, cf *callFlags) error {
 	if err != nil {
 		return err
 	}
-	// One call, which counts fuel (see callTool): no tick check.
-	h, err := host.New(ctx, host.NewConfig().WithCacheDir(cache).WithLogLevel(level).WithTickCheck(false))
+	// One call: the host compiles only the module it runs (see
+	// host.LoadOptions.Once), with the tick check unless the call has a
+	// fuel limit, which only the module that counts fuel can keep.
+	cfg := host.NewConfig().WithCacheDir(cache).WithLogLevel(level).WithTickCheck(grant.Limits.MaxFuel == 0)
+	h, err := host.New(ctx, cfg)
 	if err != nil {
 		return usageErr("%s", message(err))
 	}
 	defer h.Close(ctx)
 	name := filepath.Base(cf.module)
 	done := g.compiling(name, len(wasm))
-	m, err := h.Load(ctx, wasm, host.LoadOptions{Name: name})
+	m, err := h.Load(ctx, wasm, host.LoadOptions{Name: name, Once: true})
 	done()
 	if err != nil {
 		return callErr(exitUsage, cf.export, codeUnavailable, "%s", message(err))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -76,6 +77,19 @@ func TestCallModule(t *testing.T) {
 		{"bad mount", []string{"--module", fixture("wat/echo.wasm"), "--export", "noop", "--allow-path", "nocolon"}, "", 2, "", "HOST:GUEST"},
 		{"bad size", []string{"--module", fixture("wat/echo.wasm"), "--export", "noop", "--memory-max", "lots"}, "", 2, "", "--memory-max"},
 		{"bad flag", []string{"--module", fixture("wat/echo.wasm"), "--bogus"}, "", 2, "", "unknown flag"},
+	}
+	if runtime.GOOS == "linux" {
+		// The one call's instance runs the start function with the tick
+		// check, which only the deadline bounds: counting, it would have
+		// met the initialisation fuel cap (10^9 instructions) first.
+		tests = append(tests, struct {
+			name   string
+			args   []string
+			stdin  string
+			code   int
+			stdout string
+			stderr string
+		}{"spinning start function", []string{"--module", fixture("wat/start_spin.wasm"), "--export", "run", "--timeout", "2s"}, "", 1, "", "timed out"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

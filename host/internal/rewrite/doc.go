@@ -36,8 +36,13 @@
 // The check is
 //
 //	global.get $budget; i64.const C; i64.sub; global.set $budget
-//	global.get $budget; i64.const 0; i64.lt_s
-//	if (blocktype empty) call $refuel; global.set $budget end
+//	global.get $budget; i64.const 0; i64.ge_s
+//	if (blocktype empty) else call $refuel; global.set $budget end
+//
+// with the call in the else branch: wazero's register allocator starts
+// the code after the if from the registers of its first branch, and a
+// call spills them all, so a call in the first branch made every value
+// live across the check go through the stack on the hot path too.
 //
 // Its if ... end is self-contained and leaves the operand stack as it
 // found it, so the branch depths and stack types of the original code hold

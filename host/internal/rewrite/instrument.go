@@ -305,14 +305,18 @@ func (m *module) scan() error {
 	}
 
 	// global.get $b; i64.const C; i64.sub; global.set $b; global.get $b;
-	// i64.const 0; i64.lt_s; if; call $refuel; global.set $b; end
+	// i64.const 0; i64.ge_s; if; else; call $refuel; global.set $b; end
+	//
+	// The refuel call is in the else branch: wazero's register allocator
+	// starts the block after the if from the first branch's registers, and
+	// after a call those are all spilled (see RATIONALE.md).
 	m.check = appendU32([]byte{0x23}, m.budgetGlobal)
 	m.check = append(m.check, 0x42)
 	t := []byte{0x7d, 0x24}
 	t = appendU32(t, m.budgetGlobal)
 	t = append(t, 0x23)
 	t = appendU32(t, m.budgetGlobal)
-	t = append(t, 0x42, 0x00, 0x53, 0x04, 0x40, 0x10)
+	t = append(t, 0x42, 0x00, 0x59, 0x04, 0x40, 0x05, 0x10)
 	t = appendU32(t, m.info.RefuelFunc)
 	t = append(t, 0x24)
 	t = appendU32(t, m.budgetGlobal)

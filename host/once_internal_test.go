@@ -1,0 +1,158 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func loadOnce(t *testing.T, h *Host, rel string) *Module {
+	t.Helper()
+	wasm, err := os.ReadFile(filepath.Join("..", "testdata", "guests", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(context.Background(), wasm, LoadOptions{Name: rel, Once: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A module loaded for one call compiles the module with the tick check
+// alone, runs every call in a new instance with it (initialisers
+// included, so no fuel is counted), keeps no snapshot, and makes the
+// module that counts fuel only for a call that counts: its fuel is what a
+// module loaded as usual counts.
+func TestOnceCompilesOneModule(t *testing.T) {
+	if !tickRuns() {
+		t.Skip("no tick check here")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	m := loadOnce(t, h, "wat/state.wasm")
+	if m.c.cm != nil || !m.c.tickMade.Load() {
+		t.Fatalf("loaded for one call: counting module %v, tick module made %v; want only the tick module", m.c.cm != nil, m.c.tickMade.Load())
+	}
+	for i := range 3 {
+		res, err := m.Call(ctx, "bump", nil, nil)
+		if err != nil || string(res.Output) != "1001" {
+			t.Fatalf("bump %d: %q, %v; want 1001 (a new instance each time)", i, res.Output, err)
+		}
+		if res.FuelCounted {
+			t.Errorf("bump %d counted fuel; want the tick check, initialisers included", i)
+		}
+	}
+	if len(m.fresh) != 0 || m.c.cm != nil {
+		t.Errorf("after calls without fuel: %d fresh-state pools, counting module made %v; want none", len(m.fresh), m.c.cm != nil)
+	}
+
+	_, usual := internalModule(t, NewConfig(), "wat/state.wasm")
+	want, err := usual.Call(ctx, "bump", nil, &CallOptions{CountFuel: true})
+	if err != nil || !want.FuelCounted {
+		t.Fatalf("module loaded as usual: %+v, %v", want, err)
+	}
+	for _, opts := range []*CallOptions{{CountFuel: true}, {Grant: Grant{Limits: Limits{MaxFuel: 1 << 40}}}} {
+		res, err := m.Call(ctx, "bump", nil, opts)
+		if err != nil || string(res.Output) != "1001" {
+			t.Fatalf("bump counting fuel: %q, %v", res.Output, err)
+		}
+		if !res.FuelCounted || res.Fuel != want.Fuel {
+			t.Errorf("bump counting fuel: fuel %d (counted %v), want %d as loaded as usual", res.Fuel, res.FuelCounted, want.Fuel)
+		}
+	}
+	if m.c.cm == nil {
+		t.Error("the counting module was not kept")
+	}
+	// A fuel limit the call exceeds stops it.
+	_, err = m.Call(ctx, "bump", nil, &CallOptions{Grant: Grant{Limits: Limits{MaxFuel: 10}}})
+	if !errors.Is(err, ErrLimit) {
+		t.Errorf("bump with 10 instructions of fuel: %v, want ErrLimit", err)
+	}
+}
+
+// The initialisers of a module loaded for one call run with the tick
+// check, bounded by the call's deadline rather than the initialisation
+// fuel cap; a start function that spins is stopped there, and one that
+// ends runs again for every call.
+func TestOnceInitialisersRunTheTickCheck(t *testing.T) {
+	if !tickRuns() {
+		t.Skip("no tick check here")
+	}
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig().WithMaxInitFuel(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	spin := loadOnce(t, h, "wat/start_spin.wasm")
+	start := time.Now()
+	_, err = spin.Call(ctx, "run", nil, &CallOptions{Grant: Grant{Limits: Limits{Timeout: 200 * time.Millisecond}}})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("spinning start function: %v, want ErrTimeout (the deadline, not the initialisation cap)", err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Errorf("spinning start function stopped after %v, before its deadline", d)
+	}
+	// Counting fuel, the cap applies as for any module.
+	_, err = spin.Call(ctx, "run", nil, &CallOptions{CountFuel: true})
+	var ce *CallError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrLimit) || !strings.Contains(ce.Message, "initialisation fuel") {
+		t.Errorf("spinning start function counting fuel: %v, want the initialisation fuel limit", err)
+	}
+
+	benign := loadOnce(t, h, "wat/start.wasm")
+	for i := range 2 {
+		res, err := benign.Call(ctx, "run", nil, nil)
+		if err != nil || string(res.Output) != "1" || len(res.Logs) != 1 || res.Logs[0].Message != "started" {
+			t.Errorf("call %d: %q, logs %+v, %v; want the start function run for this call", i, res.Output, res.Logs, err)
+		}
+	}
+}
+
+// A module loaded for one call and then as usual shares its compiled
+// code: calls of the second take snapshots and count fuel in the instance
+// that runs the initialisers, which needs the module that counts fuel.
+func TestOnceThenAsUsual(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	once := loadOnce(t, h, "wat/state.wasm")
+	wasm, err := os.ReadFile(filepath.Join("..", "testdata", "guests", "wat/state.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	usual, err := h.Load(ctx, wasm, LoadOptions{Name: "state"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if usual.c != once.c {
+		t.Fatal("loading the same module again compiled it again")
+	}
+	for i := range 3 {
+		res, err := usual.Call(ctx, "bump", nil, nil)
+		if err != nil || string(res.Output) != "1001" {
+			t.Fatalf("bump %d: %q, %v", i, res.Output, err)
+		}
+		if i == 0 && !res.FuelCounted {
+			t.Error("the first call's instance ran the initialisers without counting fuel")
+		}
+	}
+	if len(usual.fresh) != 1 {
+		t.Errorf("%d fresh-state pools, want 1", len(usual.fresh))
+	}
+	if res, err := once.Call(ctx, "bump", nil, nil); err != nil || string(res.Output) != "1001" {
+		t.Errorf("bump loaded for one call: %q, %v", res.Output, err)
+	}
+}
