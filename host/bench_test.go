@@ -49,6 +49,8 @@ const (
 	benchGoGuest   = "testdata/guests/go/gobench/gobench.wasm"
 	benchWATEcho   = "testdata/guests/wat/echo.wasm"
 	benchWATLoop   = "testdata/guests/wat/loop_count.wasm"
+	// benchText is the bundled text tools' module: slugify is a real tool.
+	benchText = "packs/bundled/modules/text/text.wasm"
 	benchRustGuest = "guests/rust/examples/textstats/textstats.wasm"
 )
 
@@ -161,13 +163,17 @@ func BenchmarkFreshCall(b *testing.B) {
 // BenchmarkCompute measures compute-bound guests in warm instances: what
 // being able to stop a guest at its deadline costs (close-on-context-done
 // makes the compiler call out to Go at every loop head), and what
-// skillhost adds on top of it. Each call takes 1–50 ms.
+// skillhost adds on top of it. Each call takes 1–50 ms, but a call that
+// does nothing and a real tool (the bundled slugify), which show the fixed
+// cost of a call.
 func BenchmarkCompute(b *testing.B) {
 	for _, c := range []benchCase{
 		{name: "go-intloop", file: benchGoGuest, export: "intloop", input: "1000000", want: "9436980158444776256"},
 		{name: "go-sha256", file: benchGoGuest, export: "sha256", input: "500", want: wantSHA256(500)},
 		{name: "go-sort", file: benchGoGuest, export: "sort", input: "40000", want: wantSort(40000)},
 		{name: "wat-loop_count", file: benchWATLoop, export: "count", input: "1000000", want: "9436980158444776256"},
+		{name: "go-noop", file: benchGoGuest, export: "noop"},
+		{name: "text-slugify", file: benchText, export: "slugify", input: slugifyInput, want: slugifyWant},
 	} {
 		b.Run("guest="+c.name+"/host=skillhost", func(b *testing.B) { benchSkillhostPool(b, c) })
 		b.Run("guest="+c.name+"/host=wazero-enforced", func(b *testing.B) { benchRaw(b, c, true) })
@@ -194,6 +200,7 @@ func BenchmarkComputeRatio(b *testing.B) {
 		{name: "go-sort", file: benchGoGuest, export: "sort", input: "40000", want: wantSort(40000)},
 		{name: "go-noop", file: benchGoGuest, export: "noop"},
 		{name: "wat-loop_count", file: benchWATLoop, export: "count", input: "2000000", want: wantLCG(2000000)},
+		{name: "text-slugify", file: benchText, export: "slugify", input: slugifyInput, want: slugifyWant},
 	} {
 		b.Run("guest="+c.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -251,6 +258,13 @@ func medianDuration(d []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// slugifyInput is a call of the bundled slugify tool, which outputs
+// slugifyWant.
+const (
+	slugifyInput = `{"text":"Hello, Wörld! Fresh state in microseconds"}`
+	slugifyWant  = `{"slug":"hello-world-fresh-state-in-microseconds"}`
+)
 
 // wantLCG is gobench intloop's and loop_count's output for n.
 func wantLCG(n int) string {
