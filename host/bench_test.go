@@ -46,11 +46,11 @@ import (
 
 // Fixtures, relative to the repository root.
 const (
-	benchGoGuest   = "testdata/guests/go/gobench/gobench.wasm"
-	benchWATEcho   = "testdata/guests/wat/echo.wasm"
-	benchWATLoop   = "testdata/guests/wat/loop_count.wasm"
+	benchGoGuest = "testdata/guests/go/gobench/gobench.wasm"
+	benchWATEcho = "testdata/guests/wat/echo.wasm"
+	benchWATLoop = "testdata/guests/wat/loop_count.wasm"
 	// benchText is the bundled text tools' module: slugify is a real tool.
-	benchText = "packs/bundled/modules/text/text.wasm"
+	benchText      = "packs/bundled/modules/text/text.wasm"
 	benchRustGuest = "guests/rust/examples/textstats/textstats.wasm"
 )
 
