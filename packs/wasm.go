@@ -1,8 +1,10 @@
 package packs
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -65,14 +67,130 @@ func ModuleExports(wasm []byte) ([]string, error) {
 	return names, nil
 }
 
+// ReadModuleExports is ModuleExports reading the module from r, which
+// holds size bytes: the same exports and the same errors, but only the
+// sections' framing and the export section are read, and the rest is
+// skipped (with Seek when r is an io.Seeker), so that a module's code is
+// not: a Go guest's export section ends within its first few hundred
+// kilobytes of several megabytes.
+func ReadModuleExports(r io.Reader, size int64) ([]string, error) {
+	sr := &streamReader{src: r, size: size}
+	if seeker, ok := r.(io.Seeker); ok {
+		if base, err := seeker.Seek(0, io.SeekCurrent); err == nil {
+			sr.seeker, sr.base = seeker, base
+		}
+	}
+	sr.r = bufio.NewReaderSize(r, 4096)
+	var head [8]byte
+	n, err := io.ReadFull(sr.r, head[:])
+	sr.off += int64(n)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if n < 8 || string(head[:4]) != "\x00asm" {
+		return nil, errors.New("not a WebAssembly module (no \\0asm magic)")
+	}
+	if string(head[4:8]) != "\x01\x00\x00\x00" {
+		return nil, fmt.Errorf("WebAssembly version %x is not 1", head[4:8])
+	}
+	var names []string
+	for sr.off < size {
+		id, err := sr.byte()
+		if err != nil {
+			return nil, err
+		}
+		secSize, err := sr.u32()
+		if err != nil {
+			return nil, fmt.Errorf("section %d: %v", id, err)
+		}
+		if int64(secSize) > size-sr.off {
+			return nil, fmt.Errorf("section %d at byte %d claims %d bytes, %d remain", id, sr.off, secSize, size-sr.off)
+		}
+		if id != 7 {
+			if err := sr.skip(int64(secSize)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		body := make([]byte, secSize)
+		if _, err := io.ReadFull(sr.r, body); err != nil {
+			return nil, err
+		}
+		at := sr.off
+		sr.off += int64(secSize)
+		if names, err = (&wasmReader{b: body, base: int(at)}).exports(); err != nil {
+			return nil, fmt.Errorf("export section: %v", err)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// streamReader reads a module's framing from src through r, at offset off
+// of size; src's offset base is the module's first byte when it seeks.
+type streamReader struct {
+	src             io.Reader
+	r               *bufio.Reader
+	seeker          io.Seeker
+	base, off, size int64
+}
+
+func (s *streamReader) byte() (byte, error) {
+	c, err := s.r.ReadByte()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("unexpected end at byte %d", s.off)
+		}
+		return 0, err
+	}
+	s.off++
+	return c, nil
+}
+
+// u32 reads an unsigned LEB128 number of at most 32 bits, as wasmReader.u32.
+func (s *streamReader) u32() (uint32, error) {
+	var v uint32
+	for shift := 0; shift < 35; shift += 7 {
+		c, err := s.byte()
+		if err != nil {
+			return 0, err
+		}
+		v |= uint32(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("number at byte %d is longer than 5 bytes", s.off)
+}
+
+// skip passes n bytes, which the caller checked are there: past what is
+// buffered with Seek when it can, else by reading them.
+func (s *streamReader) skip(n int64) error {
+	s.off += n
+	if buffered := int64(s.r.Buffered()); n <= buffered || s.seeker == nil {
+		_, err := s.r.Discard(int(min(n, buffered)))
+		if n > buffered {
+			_, err = io.CopyN(io.Discard, s.r, n-buffered)
+		}
+		return err
+	}
+	if _, err := s.seeker.Seek(s.base+s.off, io.SeekStart); err != nil {
+		return err
+	}
+	s.r.Reset(s.src)
+	return nil
+}
+
+// wasmReader reads b from off; base is b's offset in the module, for
+// errors.
 type wasmReader struct {
-	b   []byte
-	off int
+	b         []byte
+	off, base int
 }
 
 func (r *wasmReader) byte() (byte, error) {
 	if r.off >= len(r.b) {
-		return 0, fmt.Errorf("unexpected end at byte %d", r.off)
+		return 0, fmt.Errorf("unexpected end at byte %d", r.base+r.off)
 	}
 	c := r.b[r.off]
 	r.off++
@@ -92,7 +210,7 @@ func (r *wasmReader) u32() (uint32, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("number at byte %d is longer than 5 bytes", r.off)
+	return 0, fmt.Errorf("number at byte %d is longer than 5 bytes", r.base+r.off)
 }
 
 func (r *wasmReader) exports() ([]string, error) {
@@ -142,8 +260,15 @@ func (r *wasmReader) exports() ([]string, error) {
 // error names the module.
 func CheckModule(m *Module, wasm []byte) error {
 	exports, err := ModuleExports(wasm)
-	if err != nil {
-		return fmt.Errorf("%w: module %s (%s): %v", ErrModule, m.Name, m.Path, err)
+	return CheckModuleExports(m, exports, err)
+}
+
+// CheckModuleExports is CheckModule for a module whose exports were read
+// already (ModuleExports, ReadModuleExports), or whose reading failed with
+// readErr.
+func CheckModuleExports(m *Module, exports []string, readErr error) error {
+	if readErr != nil {
+		return fmt.Errorf("%w: module %s (%s): %v", ErrModule, m.Name, m.Path, readErr)
 	}
 	has := func(name string) bool { _, ok := slices.BinarySearch(exports, name); return ok }
 	var errs []error

@@ -1,11 +1,16 @@
 package packs_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -37,6 +42,52 @@ func TestModuleExports(t *testing.T) {
 		if !strings.Contains(" "+strings.Join(text, " ")+" ", " "+want+" ") {
 			t.Errorf("text.wasm exports %v, no %s", text, want)
 		}
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.ReadSeeker
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Seek(off int64, whence int) (int64, error) { return c.r.Seek(off, whence) }
+
+// ReadModuleExports finds the exports ModuleExports does, reading the
+// framing and the export section only: of the bundled text module
+// (4.5 MB), a few kilobytes. A reader that cannot seek reads through.
+func TestReadModuleExports(t *testing.T) {
+	wasm := readFixture(t, "packs/bundled/modules/text/text.wasm")
+	want, err := packs.ModuleExports(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &countingReader{r: bytes.NewReader(wasm)}
+	got, err := packs.ReadModuleExports(r, int64(len(wasm)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("exports (-ModuleExports +ReadModuleExports):\n%s", d)
+	}
+	if r.n > int64(len(wasm))/20 {
+		t.Errorf("read %d of the module's %d bytes; want only its framing and export section", r.n, len(wasm))
+	}
+	got, err = packs.ReadModuleExports(iotest.HalfReader(bytes.NewReader(wasm)), int64(len(wasm)))
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("without Seek: %v, %v", got, err)
+	}
+	// A module that starts past the reader's beginning.
+	f := bytes.NewReader(append([]byte("prefix"), wasm...))
+	f.Seek(6, io.SeekStart)
+	if got, err = packs.ReadModuleExports(f, int64(len(wasm))); err != nil || !slices.Equal(got, want) {
+		t.Errorf("from offset 6: %v, %v", got, err)
 	}
 }
 
@@ -126,6 +177,13 @@ func FuzzModuleExports(f *testing.F) {
 		names, err := packs.ModuleExports(wasm)
 		if err == nil && len(wasm) < 8 {
 			t.Fatalf("%d bytes read as a module with exports %v", len(wasm), names)
+		}
+		// Read as a stream, seeking or not, the same exports and errors.
+		for _, r := range []io.Reader{bytes.NewReader(wasm), iotest.OneByteReader(bytes.NewReader(wasm))} {
+			got, gotErr := packs.ReadModuleExports(r, int64(len(wasm)))
+			if fmt.Sprint(gotErr) != fmt.Sprint(err) || !slices.Equal(got, names) {
+				t.Fatalf("ReadModuleExports = %v, %v; ModuleExports = %v, %v", got, gotErr, names, err)
+			}
 		}
 	})
 }

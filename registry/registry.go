@@ -279,13 +279,23 @@ func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
 // reports from a module's exports (see packs.CheckModule): a command
 // module whose exports would trap, a module with no tools to load. It reports whether the module exports describe.
 // A module whose file cannot be read is left to fail where it is loaded.
+//
+// Only the module's framing and export section are read
+// (packs.ReadModuleExports): a process that opens the bundled packs to
+// call one tool does not read the code of the others.
 func checkModule(p *packs.Pack, m *packs.Module) (describe bool, err error) {
-	wasm, err := fs.ReadFile(p.FS, m.Path)
+	f, err := p.FS.Open(m.Path)
 	if err != nil {
 		return false, nil
 	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return false, nil
+	}
+	exports, readErr := packs.ReadModuleExports(f, info.Size())
 	var refused []error
-	for _, e := range unjoin(packs.CheckModule(m, wasm)) {
+	for _, e := range unjoin(packs.CheckModuleExports(m, exports, readErr)) {
 		// An entry naming a missing export fails when called, as before.
 		if e != nil && !errors.Is(e, packs.ErrNoExport) {
 			refused = append(refused, e)
@@ -294,7 +304,6 @@ func checkModule(p *packs.Pack, m *packs.Module) (describe bool, err error) {
 	if len(refused) > 0 {
 		return false, errors.Join(refused...)
 	}
-	exports, _ := packs.ModuleExports(wasm)
 	return slices.Contains(exports, abi.ExportDescribe), nil
 }
 
