@@ -69,7 +69,8 @@ func BenchmarkWholeProcess(b *testing.B) {
 // and on a call that does nothing, against testdata/rawrun: the same
 // export in a bare wazero runtime with no interruption check at all. The
 // two alternate in each iteration; sk/raw is the ratio of the medians
-// (process start, loading, instantiation and the call, all included).
+// (process start, loading, instantiation and the call, all included), and
+// cpu-sk/raw that of the processes' CPU time.
 func BenchmarkWholeProcessKernels(b *testing.B) {
 	dir := b.TempDir()
 	bin, raw := filepath.Join(dir, "skillhost"), filepath.Join(dir, "rawrun")
@@ -84,7 +85,9 @@ func BenchmarkWholeProcessKernels(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := func(b *testing.B, name string, argv ...string) (time.Duration, string) {
+	// run returns the process's wall-clock and CPU time (user and system)
+	// and its output.
+	run := func(b *testing.B, name string, argv ...string) (time.Duration, time.Duration, string) {
 		cmd := exec.Command(name, argv...)
 		cmd.Env, cmd.Dir = env, dir
 		start := time.Now()
@@ -92,7 +95,7 @@ func BenchmarkWholeProcessKernels(b *testing.B) {
 		if err != nil {
 			b.Fatalf("%s %q: %v", name, argv, err)
 		}
-		return time.Since(start), string(out)
+		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), string(out)
 	}
 	for _, k := range []struct{ name, export, input string }{
 		// The sizes of the figures users measured: 400 million steps of
@@ -103,22 +106,22 @@ func BenchmarkWholeProcessKernels(b *testing.B) {
 		{"sha256", "sha256", "49152"},
 	} {
 		b.Run("kernel="+k.name, func(b *testing.B) {
-			sk := func() (time.Duration, string) {
+			sk := func() (time.Duration, time.Duration, string) {
 				return run(b, bin, "call", "--module", module, "--export", k.export, "--input", k.input)
 			}
-			rw := func() (time.Duration, string) {
+			rw := func() (time.Duration, time.Duration, string) {
 				return run(b, raw, filepath.Join(dir, "rawcache"), module, k.export, k.input)
 			}
-			_, want := rw() // compiles into the caches
-			if _, got := sk(); got != want {
+			_, _, want := rw() // compiles into the caches
+			if _, _, got := sk(); got != want {
 				b.Fatalf("skillhost: %q, raw wazero: %q", got, want)
 			}
-			var tsk, trw []time.Duration
+			var tsk, trw, csk, crw []time.Duration
 			for b.Loop() {
-				d, _ := sk()
-				tsk = append(tsk, d)
-				d, _ = rw()
-				trw = append(trw, d)
+				d, c, _ := sk()
+				tsk, csk = append(tsk, d), append(csk, c)
+				d, c, _ = rw()
+				trw, crw = append(trw, d), append(crw, c)
 			}
 			median := func(d []time.Duration) time.Duration {
 				s := slices.Clone(d)
@@ -128,6 +131,9 @@ func BenchmarkWholeProcessKernels(b *testing.B) {
 			b.ReportMetric(float64(median(tsk).Microseconds())/1000, "skillhost-ms")
 			b.ReportMetric(float64(median(trw).Microseconds())/1000, "raw-ms")
 			b.ReportMetric(float64(median(tsk))/float64(median(trw)), "sk/raw")
+			// CPU time moves less than wall-clock time with the other
+			// jobs on a shared machine.
+			b.ReportMetric(float64(median(csk))/float64(median(crw)), "cpu-sk/raw")
 		})
 	}
 }
