@@ -11,19 +11,32 @@ import (
 // loads the test guest rel (a path under testdata/guests) into it.
 func internalModule(t *testing.T, cfg Config, rel string) (*Host, *Module) {
 	t.Helper()
+	h := internalHost(t, cfg)
+	m, err := h.Load(context.Background(), guestBytes(t, rel), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, m
+}
+
+// internalHost returns a host made with cfg, closed when the test ends.
+func internalHost(t *testing.T, cfg Config) *Host {
+	t.Helper()
 	ctx := context.Background()
 	h, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(ctx) })
+	return h
+}
+
+// guestBytes reads the test guest at rel under testdata/guests.
+func guestBytes(t *testing.T, rel string) []byte {
+	t.Helper()
 	wasm, err := os.ReadFile(filepath.Join("..", "testdata", "guests", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, m
+	return wasm
 }

@@ -490,20 +490,9 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 // module was loaded with LoadOptions.Once.
 func (c *compiled) countingModule(h *Host) (wazero.CompiledModule, error) {
 	c.cmOnce.Do(func() {
-		capped, err := capTables(c.wasm, h.cfg.maxTableElem)
+		cm, ri, err := c.remake(h, false)
 		if err != nil {
 			c.cmErr = err
-			return
-		}
-		out, ri, err := h.instrumentCached(capped, sha256.Sum256(c.wasm), false)
-		if err != nil {
-			c.cmErr = err
-			return
-		}
-		// Not under the call's context: what is made serves later calls.
-		cm, err := compileSafely(context.Background(), h.rt, out)
-		if err != nil {
-			c.cmErr = fmt.Errorf("the rewritten module did not compile: %v", err)
 			return
 		}
 		c.cm, c.budget = cm, ri.BudgetExport
@@ -512,6 +501,29 @@ func (c *compiled) countingModule(h *Host) (wazero.CompiledModule, error) {
 		return nil, fmt.Errorf("%w: making the module that counts fuel: %v", ErrInvalidModule, c.cmErr)
 	}
 	return c.cm, nil
+}
+
+// remake rewrites the module after it was loaded, to count fuel or with
+// the tick check, and compiles the result, outside any call's context:
+// what is made serves later calls.
+func (c *compiled) remake(h *Host, tick bool) (wazero.CompiledModule, rewrite.Info, error) {
+	capped, err := capTables(c.wasm, h.cfg.maxTableElem)
+	if err != nil {
+		return nil, rewrite.Info{}, err
+	}
+	out, ri, err := h.instrumentCached(capped, sha256.Sum256(c.wasm), tick)
+	if err != nil {
+		return nil, ri, err
+	}
+	cm, err := compileSafely(context.Background(), h.rt, out)
+	if err != nil {
+		what := "to count fuel"
+		if tick {
+			what = "with the tick check"
+		}
+		return nil, ri, fmt.Errorf("the module rewritten %s did not compile: %v", what, err)
+	}
+	return cm, ri, nil
 }
 
 // tickModule returns the module rewritten with the tick check, or nil when
@@ -610,19 +622,9 @@ func (c *compiled) makeTickModule(h *Host) {
 		c.tickErr = ErrClosed
 		return
 	}
-	capped, err := capTables(c.wasm, h.cfg.maxTableElem)
+	cm, _, err := c.remake(h, true)
 	if err != nil {
 		c.tickErr = err
-		return
-	}
-	out, _, err := h.instrumentCached(capped, sha256.Sum256(c.wasm), true)
-	if err != nil {
-		c.tickErr = err
-		return
-	}
-	cm, err := compileSafely(context.Background(), h.rt, out)
-	if err != nil {
-		c.tickErr = fmt.Errorf("the module rewritten with the tick check did not compile: %v", err)
 		return
 	}
 	c.tickCM = cm

@@ -3,8 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +10,7 @@ import (
 
 func loadOnce(t *testing.T, h *Host, rel string) *Module {
 	t.Helper()
-	wasm, err := os.ReadFile(filepath.Join("..", "testdata", "guests", rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(context.Background(), wasm, LoadOptions{Name: rel, Once: true})
+	m, err := h.Load(context.Background(), guestBytes(t, rel), LoadOptions{Name: rel, Once: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +27,7 @@ func TestOnceCompilesOneModule(t *testing.T) {
 		t.Skip("no tick check here")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
+	h := internalHost(t, NewConfig())
 	m := loadOnce(t, h, "wat/state.wasm")
 	if m.c.cm != nil || !m.c.tickMade.Load() {
 		t.Fatalf("loaded for one call: counting module %v, tick module made %v; want only the tick module", m.c.cm != nil, m.c.tickMade.Load())
@@ -88,14 +78,10 @@ func TestOnceInitialisersRunTheTickCheck(t *testing.T) {
 		t.Skip("no tick check here")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig().WithMaxInitFuel(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
+	h := internalHost(t, NewConfig().WithMaxInitFuel(1000))
 	spin := loadOnce(t, h, "wat/start_spin.wasm")
 	start := time.Now()
-	_, err = spin.Call(ctx, "run", nil, &CallOptions{Grant: Grant{Limits: Limits{Timeout: 200 * time.Millisecond}}})
+	_, err := spin.Call(ctx, "run", nil, &CallOptions{Grant: Grant{Limits: Limits{Timeout: 200 * time.Millisecond}}})
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("spinning start function: %v, want ErrTimeout (the deadline, not the initialisation cap)", err)
 	}
@@ -123,17 +109,9 @@ func TestOnceInitialisersRunTheTickCheck(t *testing.T) {
 // that runs the initialisers, which needs the module that counts fuel.
 func TestOnceThenAsUsual(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
+	h := internalHost(t, NewConfig())
 	once := loadOnce(t, h, "wat/state.wasm")
-	wasm, err := os.ReadFile(filepath.Join("..", "testdata", "guests", "wat/state.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	usual, err := h.Load(ctx, wasm, LoadOptions{Name: "state"})
+	usual, err := h.Load(ctx, guestBytes(t, "wat/state.wasm"), LoadOptions{Name: "state"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package packs
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,45 +35,15 @@ var (
 // nothing is compiled or run. Bytes that are not a WebAssembly module, or
 // an export section that does not parse, are an error saying where.
 func ModuleExports(wasm []byte) ([]string, error) {
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
-		return nil, errors.New("not a WebAssembly module (no \\0asm magic)")
-	}
-	if string(wasm[4:8]) != "\x01\x00\x00\x00" {
-		return nil, fmt.Errorf("WebAssembly version %x is not 1", wasm[4:8])
-	}
-	r := wasmReader{b: wasm, off: 8}
-	var names []string
-	for r.off < len(r.b) {
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, fmt.Errorf("section %d: %v", id, err)
-		}
-		if uint64(size) > uint64(len(r.b)-r.off) {
-			return nil, fmt.Errorf("section %d at byte %d claims %d bytes, %d remain", id, r.off, size, len(r.b)-r.off)
-		}
-		end := r.off + int(size)
-		if id == 7 {
-			sec := wasmReader{b: r.b[:end], off: r.off}
-			if names, err = sec.exports(); err != nil {
-				return nil, fmt.Errorf("export section: %v", err)
-			}
-		}
-		r.off = end
-	}
-	slices.Sort(names)
-	return names, nil
+	return ReadModuleExports(bytes.NewReader(wasm), int64(len(wasm)))
 }
 
 // ReadModuleExports is ModuleExports reading the module from r, which
-// holds size bytes: the same exports and the same errors, but only the
-// sections' framing and the export section are read, and the rest is
-// skipped (with Seek when r is an io.Seeker), so that a module's code is
-// not: a Go guest's export section ends within its first few hundred
-// kilobytes of several megabytes.
+// holds size bytes from r's current offset: only the sections' framing and
+// the export section are read, and the rest is skipped (with Seek when r
+// is an io.Seeker), so that a module's code is not: a Go guest's export
+// section ends within its first few hundred kilobytes of several
+// megabytes.
 func ReadModuleExports(r io.Reader, size int64) ([]string, error) {
 	sr := &streamReader{src: r, size: size}
 	if seeker, ok := r.(io.Seeker); ok {
@@ -147,11 +118,16 @@ func (s *streamReader) byte() (byte, error) {
 	return c, nil
 }
 
-// u32 reads an unsigned LEB128 number of at most 32 bits, as wasmReader.u32.
 func (s *streamReader) u32() (uint32, error) {
+	return leb32(s.byte, func() int64 { return s.off })
+}
+
+// leb32 reads an unsigned LEB128 number of at most 32 bits with next; pos
+// is where the reader is, for the error.
+func leb32(next func() (byte, error), pos func() int64) (uint32, error) {
 	var v uint32
 	for shift := 0; shift < 35; shift += 7 {
-		c, err := s.byte()
+		c, err := next()
 		if err != nil {
 			return 0, err
 		}
@@ -160,7 +136,7 @@ func (s *streamReader) u32() (uint32, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("number at byte %d is longer than 5 bytes", s.off)
+	return 0, fmt.Errorf("number at byte %d is longer than 5 bytes", pos())
 }
 
 // skip passes n bytes, which the caller checked are there: past what is
@@ -197,20 +173,8 @@ func (r *wasmReader) byte() (byte, error) {
 	return c, nil
 }
 
-// u32 reads an unsigned LEB128 number of at most 32 bits.
 func (r *wasmReader) u32() (uint32, error) {
-	var v uint32
-	for shift := 0; shift < 35; shift += 7 {
-		c, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		v |= uint32(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v, nil
-		}
-	}
-	return 0, fmt.Errorf("number at byte %d is longer than 5 bytes", r.base+r.off)
+	return leb32(r.byte, func() int64 { return int64(r.base + r.off) })
 }
 
 func (r *wasmReader) exports() ([]string, error) {

@@ -178,8 +178,8 @@ func FuzzModuleExports(f *testing.F) {
 		if err == nil && len(wasm) < 8 {
 			t.Fatalf("%d bytes read as a module with exports %v", len(wasm), names)
 		}
-		// Read as a stream, seeking or not, the same exports and errors.
-		for _, r := range []io.Reader{bytes.NewReader(wasm), iotest.OneByteReader(bytes.NewReader(wasm))} {
+		// Read without seeking, byte by byte, the same exports and errors.
+		for _, r := range []io.Reader{iotest.OneByteReader(bytes.NewReader(wasm)), iotest.HalfReader(bytes.NewReader(wasm))} {
 			got, gotErr := packs.ReadModuleExports(r, int64(len(wasm)))
 			if fmt.Sprint(gotErr) != fmt.Sprint(err) || !slices.Equal(got, names) {
 				t.Fatalf("ReadModuleExports = %v, %v; ModuleExports = %v, %v", got, gotErr, names, err)
