@@ -79,9 +79,9 @@ type Options struct {
 	// without RunOptions.Services routes each call by the id's namespace
 	// (services.go); the provider's context carries the run (RunFrom).
 	Services map[string]host.ServiceProvider
-	// OneCall loads each module for a process that makes one call, as
-	// `skillhost call` does (host.LoadOptions.Once): no warm-up runs and
-	// no snapshot is taken.
+	// OneCall loads each module, tools' and scripts', for a process that
+	// makes one call, as `skillhost call` and `skillhost run-script` do
+	// (host.LoadOptions.Once): no warm-up runs and no snapshot is taken.
 	OneCall bool
 }
 

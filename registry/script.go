@@ -68,7 +68,7 @@ func (set *SkillSet) runFileScript(ctx context.Context, run *Run, s skillRef, na
 		return nil, err
 	}
 	r := run.reg
-	hm, err := r.opts.Host.Load(ctx, wasm, host.LoadOptions{Name: s.name + "/" + res.Path})
+	hm, err := r.opts.Host.Load(ctx, wasm, host.LoadOptions{Name: s.name + "/" + res.Path, Once: r.opts.OneCall})
 	if err != nil {
 		return nil, builtinError(abi.CodeUnavailable, "script cannot run: %q of skill %q: %v", res.Path, s.name, err)
 	}

@@ -107,7 +107,9 @@ func runScript(ctx context.Context, g *globals, rf *runScriptFlags, skill, scrip
 		}
 		in["stdin"] = string(b)
 	}
-	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) { cfg.NoIndex = true })
+	// One script run: each module is compiled only as it runs (see
+	// skillhost.Config.OneCall).
+	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) { cfg.NoIndex, cfg.OneCall = true, true })
 	if err != nil {
 		return err
 	}
