@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -132,5 +133,70 @@ func TestOnceThenAsUsual(t *testing.T) {
 	}
 	if res, err := once.Call(ctx, "bump", nil, nil); err != nil || string(res.Output) != "1001" {
 		t.Errorf("bump loaded for one call: %q, %v", res.Output, err)
+	}
+}
+
+// Calls of a module loaded for one call, from many goroutines at once,
+// some counting fuel (the first of which makes the counting module while
+// others run the tick check) and some spinning to their deadline: each
+// gets what a call of its own would.
+func TestOnceHammer(t *testing.T) {
+	ctx := context.Background()
+	h := internalHost(t, NewConfig())
+	state := loadOnce(t, h, "wat/state.wasm")
+	spin := loadOnce(t, h, "wat/loop.wasm")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				var opts *CallOptions
+				switch (g + i) % 4 {
+				case 1:
+					opts = &CallOptions{CountFuel: true}
+				case 2:
+					opts = &CallOptions{Grant: Grant{Limits: Limits{MaxFuel: 1 << 40}}}
+				case 3:
+					_, err := spin.Call(ctx, "spin", nil, &CallOptions{Grant: Grant{Limits: Limits{Timeout: 20 * time.Millisecond}}})
+					if !errors.Is(err, ErrTimeout) {
+						t.Errorf("spin: %v, want ErrTimeout", err)
+					}
+					continue
+				}
+				res, err := state.Call(ctx, "bump", nil, opts)
+				if err != nil || string(res.Output) != "1001" {
+					t.Errorf("goroutine %d call %d: %q, %v; want 1001", g, i, res.Output, err)
+					return
+				}
+				if counts := opts != nil; res.FuelCounted != counts && tickRuns() {
+					t.Errorf("goroutine %d call %d: fuel counted %v, want %v", g, i, res.FuelCounted, counts)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// On a host that meters nothing, or counts all fuel, a module loaded for
+// one call compiles the one module it runs and gives each call a new
+// instance.
+func TestOnceWithoutTheTickCheck(t *testing.T) {
+	for _, cfg := range []Config{NewConfig().WithMetering(false), NewConfig().WithTickCheck(false)} {
+		h := internalHost(t, cfg)
+		m := loadOnce(t, h, "wat/state.wasm")
+		if m.c.cm == nil || m.c.tickMade.Load() {
+			t.Errorf("metering %v, tick check %v: counting module made %v, tick module made %v; want only the first",
+				cfg.metering, cfg.tickCheck, m.c.cm != nil, m.c.tickMade.Load())
+		}
+		for i := range 2 {
+			res, err := m.Call(context.Background(), "bump", nil, nil)
+			if err != nil || string(res.Output) != "1001" || res.FuelCounted != cfg.metering {
+				t.Errorf("metering %v, call %d: %q, fuel counted %v, %v", cfg.metering, i, res.Output, res.FuelCounted, err)
+			}
+		}
+		if len(m.fresh) != 0 {
+			t.Errorf("metering %v: %d fresh-state pools, want none", cfg.metering, len(m.fresh))
+		}
 	}
 }
