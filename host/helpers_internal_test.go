@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -39,4 +40,23 @@ func guestBytes(t *testing.T, rel string) []byte {
 		t.Fatal(err)
 	}
 	return wasm
+}
+
+// sameIdleInstance checks that fp holds one idle instance after call i,
+// and that it is *first, which the first check sets; it returns the
+// instance.
+func sameIdleInstance(t *testing.T, fp *freshPool, first **instance, i int) *instance {
+	t.Helper()
+	fp.mu.Lock()
+	idle := slices.Clone(fp.idle)
+	fp.mu.Unlock()
+	if len(idle) != 1 {
+		t.Fatalf("after call %d the pool holds %d instances, want 1", i, len(idle))
+	}
+	if *first == nil {
+		*first = idle[0]
+	} else if idle[0] != *first {
+		t.Errorf("call %d was served by a new instance", i)
+	}
+	return idle[0]
 }

@@ -109,8 +109,10 @@ type compiled struct {
 	// segment at run time, which a memory-and-globals snapshot would not
 	// undo.
 	writesOutside bool
-	// wasm holds the module's bytes, for worker processes to load.
+	// wasm holds the module's bytes, for worker processes to load, and sum
+	// their digest.
 	wasm []byte
+	sum  [32]byte
 }
 
 // runtime returns the runtime the module was compiled in.
@@ -389,7 +391,7 @@ func (h *Host) compile(ctx context.Context, name string, wasm []byte, sum [32]by
 				ErrUnknownImport, name, imp, abi.ModuleEnv, abi.ModuleUser, abi.ModuleWASI)
 		}
 	}
-	c := &compiled{info: info, wasm: bytes.Clone(wasm)}
+	c := &compiled{info: info, wasm: bytes.Clone(wasm), sum: sum}
 	// Tables are bounded first, by rewriting their maximum (see capTables),
 	// which reads only the sections' framing and the table section.
 	capped, err := capTables(wasm, h.cfg.maxTableElem)
@@ -511,7 +513,7 @@ func (c *compiled) remake(h *Host, tick bool) (wazero.CompiledModule, rewrite.In
 	if err != nil {
 		return nil, rewrite.Info{}, err
 	}
-	out, ri, err := h.instrumentCached(capped, sha256.Sum256(c.wasm), tick)
+	out, ri, err := h.instrumentCached(capped, c.sum, tick)
 	if err != nil {
 		return nil, ri, err
 	}

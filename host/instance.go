@@ -102,9 +102,10 @@ type instance struct {
 // fuel counted and capped as the initialisers' (see instance.initialize).
 //
 // tick allows the module rewritten with the tick check when the call
-// counts no fuel (see countsFuel and Compiled.tickModule); it is not
-// allowed for an instance that will run its initialisers for untrusted
-// callers, whose fuel the host's initialisation cap bounds.
+// counts no fuel and that module is ready (see countsFuel and
+// compiled.tickReady); it is not allowed for an instance that will run
+// its initialisers for untrusted callers, whose fuel the host's
+// initialisation cap bounds.
 func (m *Module) newInstance(ctx context.Context, g Grant, opts *CallOptions, tick bool) (in *instance, err error) {
 	limits := m.h.cfg.resolve(g.Limits)
 	if m.c.info.hasMemory && m.c.info.memMinPages*65536 > limits.MaxMemoryBytes {

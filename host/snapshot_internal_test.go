@@ -72,16 +72,8 @@ func TestTickPoolKeepsTickedInstances(t *testing.T) {
 		if res.FuelCounted {
 			t.Errorf("bump %d counted fuel", i)
 		}
-		fp.mu.Lock()
-		idle := slices.Clone(fp.idle)
-		fp.mu.Unlock()
-		if len(idle) != 1 || !idle[0].ticked {
-			t.Fatalf("after bump %d the pool holds %d instances (want one, with the tick check)", i, len(idle))
-		}
-		if first == nil {
-			first = idle[0]
-		} else if idle[0] != first {
-			t.Errorf("bump %d was served by a new instance", i)
+		if in := sameIdleInstance(t, fp, &first, i); !in.ticked {
+			t.Fatalf("after bump %d the pool's instance does not run the tick check", i)
 		}
 	}
 }

@@ -2,10 +2,8 @@ package host
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -144,18 +142,7 @@ func TestOneProcessor(t *testing.T) {
 		if i == 0 {
 			continue // the instance that initialised, counting fuel, may retire
 		}
-		fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
-		fp.mu.Lock()
-		idle := slices.Clone(fp.idle)
-		fp.mu.Unlock()
-		if len(idle) != 1 {
-			t.Fatalf("after call %d the pool holds %d instances, want 1", i, len(idle))
-		}
-		if first == nil {
-			first = idle[0]
-		} else if idle[0] != first {
-			t.Errorf("call %d was served by a new instance", i)
-		}
+		sameIdleInstance(t, m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))], &first, i)
 	}
 }
 
@@ -166,18 +153,7 @@ func TestTickerThreadExits(t *testing.T) {
 		t.Skip("no ticker thread here")
 	}
 	ctx := context.Background()
-	h, err := New(ctx, NewConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Load(ctx, wasm, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, m := internalModule(t, NewConfig(), "wat/loop_count.wasm")
 	m.PrepareTickCheck()
 	for range 2 {
 		if _, err := m.Call(ctx, "count", []byte("1000"), nil); err != nil {
