@@ -88,9 +88,13 @@ type fixture struct {
 	url string
 }
 
-// slowTool is a native tool that waits until its context ends or it is
-// released.
-var release = make(chan struct{})
+// slow_wait is a native tool that waits until its context ends, it is
+// released or its seconds pass. A wait of more than zero seconds says on
+// slowStarted that it has begun.
+var (
+	release     = make(chan struct{})
+	slowStarted = make(chan struct{}, 1)
+)
 
 // newFixture opens an engine over the bundled pack and the secret pack
 // and serves it over an httptest server with the tenants of toml.
@@ -129,6 +133,12 @@ func newFixtureAt(t testing.TB, toml func(base string) string) *fixture {
 		Seconds int `json:"seconds" description:"how long to wait"`
 	}
 	slow, err := registry.Func("slow_wait", func(ctx context.Context, in wait) (string, error) {
+		if in.Seconds > 0 {
+			select {
+			case slowStarted <- struct{}{}:
+			default:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
@@ -377,26 +387,33 @@ concurrent_calls = 1
 	}
 
 	b := mustConnect(t, f, keyB, stateless, nil)
-	var wg sync.WaitGroup
-	wg.Add(1)
+	first := make(chan error, 1)
 	go func() {
-		defer wg.Done()
-		b.CallTool(ctx, &mcp.CallToolParams{Name: "slow_wait", Arguments: map[string]any{"seconds": 30}})
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	var second error
-	for time.Now().Before(deadline) {
-		_, second = b.CallTool(ctx, &mcp.CallToolParams{Name: "slow_wait", Arguments: map[string]any{"seconds": 0}})
-		if second != nil {
-			break
+		res, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "slow_wait", Arguments: map[string]any{"seconds": 30}})
+		if err == nil && res.IsError {
+			err = errors.New(text(res))
 		}
-		time.Sleep(20 * time.Millisecond) // the first call has not started yet
+		first <- err
+	}()
+	select {
+	case <-slowStarted:
+	case err := <-first:
+		t.Fatalf("the first call ended before the second began: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first call did not start")
 	}
+	_, second := b.CallTool(ctx, &mcp.CallToolParams{Name: "slow_wait", Arguments: map[string]any{"seconds": 0}})
 	if second == nil || !strings.Contains(second.Error(), "Too Many Requests") {
 		t.Errorf("a second concurrent call: %v, want 429", second)
 	}
-	release <- struct{}{}
-	wg.Wait()
+	select {
+	case release <- struct{}{}:
+	case err := <-first:
+		t.Fatalf("the first call ended before it was released: %v", err)
+	}
+	if err := <-first; err != nil {
+		t.Errorf("the first call: %v", err)
+	}
 }
 
 // A server without tenants refuses a non-loopback address; with tenants
