@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/index"
@@ -21,6 +22,9 @@ func TestReloadSwapsTheCatalog(t *testing.T) {
 	release := make(chan struct{})
 	hold := holdTool{started: make(chan struct{}, 1), release: release}
 	e := open(t, skillhost.Config{PackDirs: []string{dir}, NoBundled: true, Tools: []skillhost.Native{hold}})
+	// On a failure below, let a held call end before the engine closes.
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
 	ctx := context.Background()
 	before, err := e.NewRun(skillhost.RunContext{Tenant: "t"}, nil)
 	if err != nil {
@@ -34,11 +38,19 @@ func TestReloadSwapsTheCatalog(t *testing.T) {
 	wg.Add(1)
 	var inflight *skillhost.Result
 	var inflightErr error
+	ended := make(chan struct{})
 	go func() {
 		defer wg.Done()
+		defer close(ended)
 		inflight, inflightErr = before.Call(ctx, "hold", nil, nil)
 	}()
-	<-hold.started
+	select {
+	case <-hold.started:
+	case <-ended:
+		t.Fatalf("the call ended before its tool ran: %+v, %v", inflight, inflightErr)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held tool did not start")
+	}
 	manifest := "name: r\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n      - {name: doze, export: sleep, description: Sleeps too., loading: always}\n"
 	if err := os.WriteFile(filepath.Join(dir, "pack.yaml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -46,7 +58,7 @@ func TestReloadSwapsTheCatalog(t *testing.T) {
 	if err := e.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
+	releaseOnce()
 	wg.Wait()
 	if inflightErr != nil || inflight.IsError || string(inflight.Output) != `"released"` {
 		t.Errorf("the call in flight across the reload: %+v, %v", inflight, inflightErr)

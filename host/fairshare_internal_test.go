@@ -41,22 +41,34 @@ func newFairHost(t *testing.T) *Host {
 // group returns the counts of one group of the host's fair share.
 func group(h *Host, name string) *shareGroup { return h.fair.group(name) }
 
-// spinners starts n guests of group that spin to their deadline, and
-// waits until they all run.
-func spinners(t *testing.T, h *Host, spin *Module, group string, n int, timeout time.Duration) (wait func()) {
+// spinners starts n guests of group that spin until stop cancels them
+// (or, failing that, their long deadline), and waits until they all run.
+// stop cancels the spinners and waits for them to end.
+func spinners(t *testing.T, h *Host, spin *Module, group string, n int) (stop func()) {
 	t.Helper()
+	const (
+		timeout = 30 * time.Second // a backstop: the test cancels them well before
+		startBy = 20 * time.Second // for all n to be running, on a loaded machine
+	)
+	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	stop = func() {
+		cancel()
+		wg.Wait()
+	}
+	// Registered after the host's Close, so it runs first, on any exit.
+	t.Cleanup(stop)
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := spin.Call(context.Background(), "spin", nil, &CallOptions{Group: group, Grant: Grant{Limits: Limits{Timeout: timeout}}})
-			if !errors.Is(err, ErrTimeout) {
-				t.Errorf("a spinner of %s ended with %v, want a timeout", group, err)
+			_, err := spin.Call(ctx, "spin", nil, &CallOptions{Group: group, Grant: Grant{Limits: Limits{Timeout: timeout}}})
+			if !errors.Is(err, ErrCanceled) && !errors.Is(err, ErrTimeout) {
+				t.Errorf("a spinner of %s ended with %v, want it canceled or timed out", group, err)
 			}
 		}()
 	}
-	for deadline := time.Now().Add(timeout / 2); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(startBy); ; time.Sleep(time.Millisecond) {
 		f := &h.fair
 		g, ok := f.groups.Load(group)
 		if ok && g.(*shareGroup).members.Load() == int32(n) {
@@ -66,19 +78,19 @@ func spinners(t *testing.T, h *Host, spin *Module, group string, n int, timeout 
 			t.Fatalf("the spinners of %s did not all start", group)
 		}
 	}
-	return wg.Wait
+	return stop
 }
 
 // While one tenant's guests spin on every processor, another tenant's call
 // runs: the spinning group parks down to its share, the other never
-// parks, and the parked spinners still stop at their deadline.
+// parks, and the spinners still stop when their calls end.
 func TestFairShareHoldsAGroupToItsShare(t *testing.T) {
 	ctx := context.Background()
 	h := newFairHost(t)
 	spin := loadFixture(t, h, "wat/loop.wasm")
 	count := loadFixture(t, h, "wat/loop_count.wasm")
 	n := 2 * runtime.GOMAXPROCS(0)
-	wait := spinners(t, h, spin, "b", n, 3*time.Second)
+	stop := spinners(t, h, spin, "b", n)
 
 	res, err := count.Call(ctx, "count", []byte("20000000"), &CallOptions{Group: "a", Grant: Grant{Limits: Limits{Timeout: 20 * time.Second}}})
 	if err != nil {
@@ -93,7 +105,7 @@ func TestFairShareHoldsAGroupToItsShare(t *testing.T) {
 	if p := group(h, "a").parks.Load(); p != 0 {
 		t.Errorf("a, under its share, parked %d times", p)
 	}
-	wait()
+	stop()
 	if r, p := h.fair.running.Load(), h.fair.parked.Load(); r != 0 || p != 0 {
 		t.Errorf("after every call: %d running, %d parked, want none", r, p)
 	}
@@ -104,8 +116,11 @@ func TestFairShareHoldsAGroupToItsShare(t *testing.T) {
 func TestFairShareLeavesALoneGroupAlone(t *testing.T) {
 	h := newFairHost(t)
 	spin := loadFixture(t, h, "wat/loop.wasm")
-	wait := spinners(t, h, spin, "solo", 3*runtime.GOMAXPROCS(0), 500*time.Millisecond)
-	wait()
+	stop := spinners(t, h, spin, "solo", 3*runtime.GOMAXPROCS(0))
+	// Let them all spin together a while, refuelling (and parking, were
+	// the group held back) many times.
+	time.Sleep(500 * time.Millisecond)
+	stop()
 	if p := group(h, "solo").parks.Load(); p != 0 {
 		t.Errorf("a group alone parked %d times", p)
 	}
@@ -144,10 +159,10 @@ func TestFairShareLeavesAProcessorToABusyGroup(t *testing.T) {
 	}
 	h := newFairHost(t)
 	spin := loadFixture(t, h, "wat/loop.wasm")
-	wait := spinners(t, h, spin, "b", procs, 3*time.Second)
+	stop := spinners(t, h, spin, "b", procs)
 	b := group(h, "b")
 	done := h.Busy("a")
-	for deadline := time.Now().Add(time.Second); b.running.Load() >= int32(procs); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); b.running.Load() >= int32(procs); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("b still runs %d guests on %d processors while a is busy", b.running.Load(), procs)
 		}
@@ -156,12 +171,12 @@ func TestFairShareLeavesAProcessorToABusyGroup(t *testing.T) {
 		t.Errorf("b runs %d guests while a is busy, want at most its share, %d", b.running.Load(), want)
 	}
 	done()
-	for deadline := time.Now().Add(time.Second); b.running.Load() < int32(procs); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); b.running.Load() < int32(procs); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("b runs %d of its %d guests after a's request ended", b.running.Load(), procs)
 		}
 	}
-	wait()
+	stop()
 	if a := group(h, "a"); a.load.Load() != 0 || h.fair.busy.Load() != 0 || h.fair.active.Load() != 0 {
 		t.Errorf("after everything: a's load %d, busy groups %d, active groups %d; want none", a.load.Load(), h.fair.busy.Load(), h.fair.active.Load())
 	}

@@ -318,8 +318,11 @@ func TestConcurrentRuns(t *testing.T) {
 	reg, _ := newRegistry(t, registry.Options{Catalog: registry.CatalogConfig{ActivationScope: registry.ScopeSession}})
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for i := range 64 {
+	const runs, calls = 64, 4
+	// Room for every failure, so that a broken registry fails the test
+	// rather than blocking senders and with them wg.Wait.
+	errs := make(chan error, runs*calls)
+	for i := range runs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -328,7 +331,7 @@ func TestConcurrentRuns(t *testing.T) {
 				errs <- err
 				return
 			}
-			for j := range 4 {
+			for j := range calls {
 				name := []string{"echo_args", "deferred_echo"}[j%2]
 				res, err := run.Call(ctx, name, json.RawMessage(fmt.Sprintf(`{"text":"r%d-%d"}`, i, j)), nil)
 				if err != nil || res.IsError || !strings.Contains(string(res.Output), fmt.Sprintf("r%d-%d", i, j)) {

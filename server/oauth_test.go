@@ -390,7 +390,9 @@ func TestOAuthRefusals(t *testing.T) {
 		name string
 		tok  string
 	}{
-		{"expired within the leeway", as.sign(t, with("alice", func(c jwt.MapClaims) { c["exp"] = now.Add(-10 * time.Second).Unix() }), "RS256", "rsa-1")},
+		// exp is taken when the token is signed, not at the top of the
+		// test: the requests above must not eat into the leeway.
+		{"expired within the leeway", as.sign(t, with("alice", func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-10 * time.Second).Unix() }), "RS256", "rsa-1")},
 		{"no kid", signWith(t, as.claims("alice"), "ES256", "", as.keys["ec-1"])},
 		{"audience with a trailing slash", as.sign(t, with("alice", func(c jwt.MapClaims) { c["aud"] = []string{"https://other.example", as.resource + "/"} }), "RS256", "rsa-1")},
 		{"scp list", as.sign(t, with("alice", func(c jwt.MapClaims) { delete(c, "scope"); c["scp"] = []string{"mcp:tools"} }), "RS256", "rsa-1")},
@@ -431,7 +433,10 @@ func errorParam(challenge string) string {
 func TestOAuthTenantClaimAndKeySetOutage(t *testing.T) {
 	as := newAuthServer(t)
 	as.jwksDown.Store(true)
-	restore := server.SetJWKSMinRefresh(300 * time.Millisecond)
+	// Long enough that the requests between two fetches, slow as they may
+	// be on a loaded machine, fit in it; the waits for it to pass poll.
+	const minRefresh = 2 * time.Second
+	t.Cleanup(server.SetJWKSMinRefresh(minRefresh))
 	f := newFixtureAt(t, func(base string) string {
 		return `
 [server]
@@ -448,7 +453,6 @@ packs = ["core"]
 packs = ["secret"]
 `
 	})
-	restore()
 	org := func(tenant, kid string) string {
 		c := as.claims("someone")
 		if tenant != "" {
@@ -460,7 +464,20 @@ packs = ["secret"]
 		}
 		return as.sign(t, c, alg, kid)
 	}
-	status, challenge, body := post(t, f.url, org("b", "rsa-1"))
+	// acceptedWithin posts tok until it is accepted, for as long as the
+	// refresh interval may take to pass on a loaded machine.
+	acceptedWithin := func(tok string) (status int, body string) {
+		t.Helper()
+		for deadline := time.Now().Add(minRefresh + 10*time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if status, _, body = post(t, f.url, tok); status == http.StatusOK || time.Now().After(deadline) {
+				return status, body
+			}
+		}
+	}
+	// Signed beforehand, so that only requests come between the two
+	// posts that must fall within one interval.
+	tokB := org("b", "rsa-1")
+	status, challenge, body := post(t, f.url, tokB)
 	if status != 401 || errorParam(challenge) != "invalid_token" || !strings.Contains(body, "could not be fetched") || !strings.Contains(body, "503") {
 		t.Errorf("with the key set down: %d %s %s", status, challenge, body)
 	}
@@ -468,13 +485,16 @@ packs = ["secret"]
 		t.Errorf("an API key while the key set is down: %d %s", status, body)
 	}
 	hits := as.jwksHits.Load()
-	post(t, f.url, org("b", "rsa-1"))
+	post(t, f.url, tokB)
 	if as.jwksHits.Load() != hits {
 		t.Error("the key set was fetched again within the refresh interval")
 	}
 	as.jwksDown.Store(false)
-	time.Sleep(350 * time.Millisecond)
-	b := mustConnect(t, f, org("b", "ec-1"), stateless, nil)
+	tokEC := org("b", "ec-1")
+	if status, body := acceptedWithin(tokEC); status != http.StatusOK {
+		t.Fatalf("tenant b's token once the key set is back: %d %s", status, body)
+	}
+	b := mustConnect(t, f, tokEC, stateless, nil)
 	if res, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "secret_echo", Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
 		t.Fatalf("tenant b's token once the key set is back: %+v, %v", res, err)
 	}
@@ -488,8 +508,7 @@ packs = ["secret"]
 	as.mu.Lock()
 	as.keys["rsa-2"] = rsaKey(t)
 	as.mu.Unlock()
-	time.Sleep(350 * time.Millisecond)
-	if status, _, body := post(t, f.url, org("a", "rsa-2")); status != http.StatusOK {
+	if status, body := acceptedWithin(org("a", "rsa-2")); status != http.StatusOK {
 		t.Errorf("a token signed with a rotated-in key: %d %s", status, body)
 	}
 }

@@ -75,8 +75,46 @@ type opsFixture struct {
 	srv     *server.Server
 	dir     string
 	packDir string
-	gate    chan struct{} // ops_wait returns when it is closed
+	gate    chan struct{} // ops_wait returns when it is closed, by openGate
 	started chan struct{} // ops_wait sends when it starts
+
+	gateOnce sync.Once
+}
+
+// openGate lets every ops_wait return; it may be called more than once,
+// so that a test can defer it for its Fatal paths.
+func (f *opsFixture) openGate() { f.gateOnce.Do(func() { close(f.gate) }) }
+
+// callResult is how a call made in another goroutine ended.
+type callResult struct {
+	res any // *mcp.CallToolResult or *skillhost.Result
+	err error
+}
+
+// waitStarted waits until ops_wait has started. A call that ends first,
+// having failed before the tool ran, fails the test with its error.
+func (f *opsFixture) waitStarted(t testing.TB, ended <-chan callResult) {
+	t.Helper()
+	select {
+	case <-f.started:
+	case r := <-ended:
+		t.Fatalf("a call ended before ops_wait started: %+v, %v", r.res, r.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("ops_wait did not start within 30s")
+	}
+}
+
+// waitFor receives from ch, and fails the test if nothing comes within d.
+func waitFor[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("waited %s for %s", d, what)
+	}
+	var zero T
+	return zero
 }
 
 type opsFixtureOptions struct {
@@ -664,27 +702,27 @@ func TestReadyOnlyAfterWarm(t *testing.T) {
 // that come after it began.
 func TestDrain(t *testing.T) {
 	f := newOpsFixture(t, opsFixtureOptions{})
+	defer f.openGate() // on every path: no call is left waiting
 	ts := f.serve(t)
 	cs := opsClient(t, ts, "")
 	late := opsClient(t, ts, "")
-	done := make(chan *mcp.CallToolResult, 1)
+	done := make(chan callResult, 1)
 	go func() {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ops_wait", Arguments: map[string]any{}})
-		if err != nil {
-			t.Errorf("the call in flight: %v", err)
-		}
-		done <- res
+		done <- callResult{res, err}
 	}()
-	<-f.started
+	f.waitStarted(t, done)
 	shut := make(chan error, 1)
 	go func() { shut <- f.srv.Shutdown(context.Background()) }()
 	// Shutdown cannot return while the call runs; wait until it is
 	// draining by watching /readyz.
-	for {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if code, _ := get(t, ts.URL+"/readyz", ""); code == http.StatusServiceUnavailable {
 			break
 		}
-		time.Sleep(5 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz did not turn 503 within 30s of Shutdown")
+		}
 	}
 	select {
 	case err := <-shut:
@@ -705,12 +743,12 @@ func TestDrain(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("a call while draining: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	close(f.gate)
-	res := <-done
-	if res == nil || res.IsError {
-		t.Fatalf("the call in flight did not finish well: %+v", res)
+	f.openGate()
+	r := waitFor(t, done, 30*time.Second, "the call in flight to finish")
+	if res, _ := r.res.(*mcp.CallToolResult); r.err != nil || res == nil || res.IsError {
+		t.Fatalf("the call in flight did not finish well: %+v, %v", r.res, r.err)
 	}
-	if err := <-shut; err != nil {
+	if err := waitFor(t, shut, 30*time.Second, "Shutdown to return"); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
 }
@@ -718,18 +756,26 @@ func TestDrain(t *testing.T) {
 // TestDrainDeadline: Shutdown gives up when its context ends first.
 func TestDrainDeadline(t *testing.T) {
 	f := newOpsFixture(t, opsFixtureOptions{})
-	go f.e.Call(context.Background(), "ops_wait", json.RawMessage(`{}`), nil)
+	defer f.openGate() // on every path: no call is left waiting
+	ended := make(chan callResult, 2)
+	go func() {
+		res, err := f.e.Call(context.Background(), "ops_wait", json.RawMessage(`{}`), nil)
+		ended <- callResult{res, err}
+	}()
 	ts := f.serve(t)
 	cs := opsClient(t, ts, "")
-	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ops_wait", Arguments: map[string]any{}})
-	<-f.started
-	<-f.started
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ops_wait", Arguments: map[string]any{}})
+		ended <- callResult{res, err}
+	}()
+	f.waitStarted(t, ended)
+	f.waitStarted(t, ended)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := f.srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown past its deadline: %v, want DeadlineExceeded", err)
 	}
-	close(f.gate)
+	f.openGate()
 }
 
 // TestReloadUnderLoad drives calls through the HTTP handler from several
@@ -784,12 +830,23 @@ func TestWatchPacks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go f.srv.WatchPacks(ctx, 10*time.Millisecond)
-	time.Sleep(30 * time.Millisecond) // the watcher takes its first look
+	manifest := filepath.Join(f.packDir, "pack.yaml")
 	f.writeManifest(t, "Echo, as changed on disk.")
+	// The watcher's first look may come after the write, which it then
+	// takes as the files' state: touch the manifest now and then, each
+	// time with a later modification time, until the change is seen.
+	// Nothing but the watcher reloads the packs.
+	mtime := time.Now()
 	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	for i := 1; time.Now().Before(deadline); i++ {
 		if tool, _ := f.e.Tool("ops_echo"); tool != nil && tool.Description == "Echo, as changed on disk." {
 			return
+		}
+		if i%50 == 0 { // every 500 ms
+			mtime = mtime.Add(time.Second)
+			if err := os.Chtimes(manifest, mtime, mtime); err != nil {
+				t.Fatal(err)
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -914,8 +971,10 @@ func TestTracerProviderOffByDefault(t *testing.T) {
 // call made while draining is a tool error with code unavailable.
 func TestDrainStdio(t *testing.T) {
 	f := newOpsFixture(t, opsFixtureOptions{})
+	defer f.openGate() // on every path: no call is left waiting
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	defer inW.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan error, 1)
@@ -925,15 +984,12 @@ func TestDrainStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan *mcp.CallToolResult, 1)
+	done := make(chan callResult, 1)
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ops_wait", Arguments: map[string]any{}})
-		if err != nil {
-			t.Errorf("the call in flight: %v", err)
-		}
-		done <- res
+		done <- callResult{res, err}
 	}()
-	<-f.started
+	f.waitStarted(t, done)
 	shut := make(chan error, 1)
 	go func() { shut <- f.srv.Shutdown(context.Background()) }()
 	var late *mcp.CallToolResult
@@ -951,15 +1007,16 @@ func TestDrainStdio(t *testing.T) {
 		t.Fatalf("Shutdown returned (%v) with a call in flight", err)
 	default:
 	}
-	close(f.gate)
-	if res := <-done; res == nil || res.IsError {
-		t.Errorf("the call in flight did not finish well: %+v", res)
+	f.openGate()
+	r := waitFor(t, done, 30*time.Second, "the call in flight to finish")
+	if res, _ := r.res.(*mcp.CallToolResult); r.err != nil || res == nil || res.IsError {
+		t.Errorf("the call in flight did not finish well: %+v, %v", r.res, r.err)
 	}
-	if err := <-shut; err != nil {
+	if err := waitFor(t, shut, 30*time.Second, "Shutdown to return"); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
 	cs.Close()
 	inW.Close()
 	cancel()
-	<-served
+	waitFor(t, served, 30*time.Second, "ServeStdio to return")
 }

@@ -290,7 +290,14 @@ done
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, name+".sh")
 			os.WriteFile(path, []byte(script), 0o644)
-			_, cs, _ := newCapsServer(t, "[capabilities.providers.test]\ncommand = [\"sh\", \""+path+"\"]\ntimeout = \"300ms\"\n", nil, false)
+			// A short timeout where the call is to time out; where it is
+			// to be answered, one that covers starting sh and a sed per
+			// call on a loaded machine.
+			timeout := "10s"
+			if name == "silent" || name == "deaf" {
+				timeout = "300ms"
+			}
+			_, cs, _ := newCapsServer(t, "[capabilities.providers.test]\ncommand = [\"sh\", \""+path+"\"]\ntimeout = \""+timeout+"\"\n", nil, false)
 			switch name {
 			case "silent", "deaf":
 				if r := callCap(t, cs, "cap_send", big); !r.IsError || r.Error.Code != "timeout" {

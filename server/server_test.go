@@ -86,15 +86,12 @@ type fixture struct {
 	e   *skillhost.Engine
 	srv *server.Server
 	url string
+	// The fixture's slow_wait is a native tool that waits until its
+	// context ends, a send on release or its seconds pass. A wait of more
+	// than zero seconds says on slowStarted that it has begun.
+	release     chan struct{}
+	slowStarted chan struct{}
 }
-
-// slow_wait is a native tool that waits until its context ends, it is
-// released or its seconds pass. A wait of more than zero seconds says on
-// slowStarted that it has begun.
-var (
-	release     = make(chan struct{})
-	slowStarted = make(chan struct{}, 1)
-)
 
 // newFixture opens an engine over the bundled pack and the secret pack
 // and serves it over an httptest server with the tenants of toml.
@@ -132,6 +129,7 @@ func newFixtureAt(t testing.TB, toml func(base string) string) *fixture {
 	type wait struct {
 		Seconds int `json:"seconds" description:"how long to wait"`
 	}
+	release, slowStarted := make(chan struct{}), make(chan struct{}, 1)
 	slow, err := registry.Func("slow_wait", func(ctx context.Context, in wait) (string, error) {
 		if in.Seconds > 0 {
 			select {
@@ -164,7 +162,7 @@ func newFixtureAt(t testing.TB, toml func(base string) string) *fixture {
 	}
 	h := srv.Handler()
 	handler.Store(&h)
-	return &fixture{e: e, srv: srv, url: ts.URL + server.MCPPath}
+	return &fixture{e: e, srv: srv, url: ts.URL + server.MCPPath, release: release, slowStarted: slowStarted}
 }
 
 // keyTransport adds a bearer key to every request.
@@ -396,7 +394,7 @@ concurrent_calls = 1
 		first <- err
 	}()
 	select {
-	case <-slowStarted:
+	case <-f.slowStarted:
 	case err := <-first:
 		t.Fatalf("the first call ended before the second began: %v", err)
 	case <-time.After(30 * time.Second):
@@ -407,12 +405,19 @@ concurrent_calls = 1
 		t.Errorf("a second concurrent call: %v, want 429", second)
 	}
 	select {
-	case release <- struct{}{}:
+	case f.release <- struct{}{}:
 	case err := <-first:
 		t.Fatalf("the first call ended before it was released: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first call was not there to be released")
 	}
-	if err := <-first; err != nil {
-		t.Errorf("the first call: %v", err)
+	select {
+	case err := <-first:
+		if err != nil {
+			t.Errorf("the first call: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first call did not end once released")
 	}
 }
 
@@ -519,21 +524,26 @@ func TestHostileTenantDoesNotStallAnother(t *testing.T) {
 concurrent_calls = 2
 `)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var wg sync.WaitGroup
-	spins := 0
-	var mu sync.Mutex
+	defer func() { cancel(); wg.Wait() }() // on every path
+	var spins atomic.Int64
 	for range 4 {
+		b := mustConnect(t, f, keyB, stateless, nil) // in the test's goroutine: it may Fatal
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := mustConnect(t, f, keyB, stateless, nil)
 			for ctx.Err() == nil {
 				res, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "secret_spin"})
-				if err == nil && res.IsError && strings.Contains(text(res), "timeout") {
-					mu.Lock()
-					spins++
-					mu.Unlock()
+				switch {
+				case err == nil && res.IsError && strings.Contains(text(res), "timeout"):
+					spins.Add(1)
+				case err != nil:
+					// Refused at the quota (429): retry, but without
+					// burning the CPU the guests and tenant a share.
+					select {
+					case <-ctx.Done():
+					case <-time.After(10 * time.Millisecond):
+					}
 				}
 			}
 		}()
@@ -547,9 +557,14 @@ concurrent_calls = 2
 			t.Fatalf("tenant a's call %d beside a spinning tenant: %+v, %v", i, res, err)
 		}
 	}
+	// Tenant a's calls may all be done before any spin reaches its 200 ms
+	// deadline; the test shows something only once one has.
+	for deadline := time.Now().Add(30 * time.Second); spins.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	cancel()
 	wg.Wait()
-	if spins == 0 {
+	if spins.Load() == 0 {
 		t.Error("tenant b's guests never spun to their deadline: the test shows nothing")
 	}
 }

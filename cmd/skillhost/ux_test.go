@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,27 @@ func (t *terminal) IsTerminal() bool { return true }
 func (t *terminal) Read(p []byte) (int, error) {
 	t.read = true
 	return 0, io.EOF
+}
+
+// lockedTerminal is a terminal stderr that a test may read while another
+// goroutine writes to it.
+type lockedTerminal struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (t *lockedTerminal) IsTerminal() bool { return true }
+
+func (t *lockedTerminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.Write(p)
+}
+
+func (t *lockedTerminal) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
 }
 
 // cliWith runs the CLI with the tests' state folder and the given stdin
@@ -235,13 +257,18 @@ func TestVersion(t *testing.T) {
 func TestProgress(t *testing.T) {
 	defer func(d time.Duration) { progressDelay = d }(progressDelay)
 	progressDelay = 0
-	term := &terminal{}
+	term := &lockedTerminal{}
 	g := &globals{stderr: term, stderrTTY: isTerminal(term)}
 	done := g.compiling("text.wasm", 4510252)
-	time.Sleep(150 * time.Millisecond)
+	// Wait for the line before done: a done that came first would, rightly,
+	// leave nothing to see.
+	const line = "\r\x1b[Kskillhost: compiling text.wasm (4.3 MiB) 0."
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(term.String(), line) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	done()
 	out := term.String()
-	if !strings.Contains(out, "\r\x1b[Kskillhost: compiling text.wasm (4.3 MiB) 0.") || !strings.HasSuffix(out, "\r\x1b[K") {
+	if !strings.Contains(out, line) || !strings.HasSuffix(out, "\r\x1b[K") {
 		t.Errorf("progress on a terminal: %q", out)
 	}
 	var plain bytes.Buffer
