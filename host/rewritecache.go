@@ -21,7 +21,7 @@ const rewriteFormat = "skillhost-rewrite-4"
 
 // tickFormat names what the rewriter produces with the tick check, kept
 // under its own name beside rewriteFormat's output.
-const tickFormat = "skillhost-tick-3"
+const tickFormat = "skillhost-tick-4"
 
 // instrumentCached is instrument, remembered in the cache folder by the
 // digest of the original module: on a warm cache a process reads the

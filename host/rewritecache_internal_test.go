@@ -17,7 +17,7 @@ import (
 func TestRewriteFormatIsCurrent(t *testing.T) {
 	want := map[bool]string{
 		false: "skillhost-rewrite-4 bb7f67d49ebb4e06e4ec97ad000d80e1173751bc231f57787d12659de500b9dd",
-		true:  "skillhost-tick-3 9d4cf91988f17c92f36ddcf7e2f1248329b3e9d8f54b81d84ca26afb96d78a0b",
+		true:  "skillhost-tick-4 6ab9fbbab559f854a7c88fe5eae85277cfef7790b6ed3e7f734a20a110cf459b",
 	}
 	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
 	if err != nil {

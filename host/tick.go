@@ -126,7 +126,10 @@ func globalValueAddr(g api.Global) (p *uint64, err error) {
 // is to have seen: a generation of the ticker, so that the guest calls
 // again only when the flag changes, or 0 while the flag holds a count the
 // kernel wrote (see ticker), so that the guest calls at every check until
-// the ticker has run.
+// the ticker has run. A loop head's check calls again at once after a 0
+// (see rewrite's package documentation): a guest there waits in this
+// function, yielding each time, until the ticker writes the generation,
+// which it does as soon as it runs after the kernel's write.
 func (in *instance) tick(ctx context.Context) uint64 {
 	in.stopIfDue(ctx)
 	in.pause(ctx)

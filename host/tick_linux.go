@@ -39,7 +39,8 @@ const tickPeriod = 2 * time.Millisecond
 // makes it see a generation, but never a count (see instance.tick): so
 // while a generation stands every guest calls the host once, whenever it
 // runs, and while a count stands, from the expiry until the goroutine has
-// run again, at every check. The flag starts at a count. So a guest stops
+// run again, at every check (at a loop head, again and again: the guest
+// waits in the host for the generation). The flag starts at a count. So a guest stops
 // calling only while a read is pending: were the goroutine preempted
 // between writing a generation and reading, with guests holding every
 // processor, nothing would change the flag again.

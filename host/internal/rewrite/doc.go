@@ -63,14 +63,26 @@
 //	global.get $flag; global.get $seen; i64.ne
 //	if (blocktype empty) call $tick; global.set $seen end
 //
-// two loads and a branch, with no store but in the call. The flag is a
+// two loads and a branch, with no store but in the call. At the head of a
+// loop that takes no parameters (its block type is empty or one value
+// type, not a type index) the call's branch ends with br 1, back to the
+// loop, which checks again:
+//
+//	global.get $flag; global.get $seen; i64.ne
+//	if (blocktype empty) call $tick; global.set $seen; br 1 end
+//
+// so the loop's body is reached from the check's not-taken branch alone,
+// and wazero keeps the values live across the check in registers there
+// instead of merging them with the call's branch through the stack. A
+// loop head is left only once the module has seen the flag. The flag is a
 // mutable i64 imported as TickModule/TickGlobal ("skillhost:tick"
 // "flag"), seen a mutable i64 global added after the module's own
 // (Info.SeenGlobal, initialised to 0, not exported), and the function
 // ImportModule/DefaultTickImportName ("skillhost:fuel" "tick", of the
 // refuel type); no budget global is added or exported. The host decides,
 // by what tick returns, whether the module calls again at its next check
-// (0, which the flag never is) or not until the flag changes (the flag).
+// (0, which the flag never is; at a loop head that is at once) or not
+// until the flag changes (the flag).
 // The flag import comes after the module's own imports, so it gets the
 // global index Info.TickGlobal = the number of imported globals, and every
 // global the module defines moves up by one. Instrument renumbers every

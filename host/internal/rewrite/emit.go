@@ -7,11 +7,14 @@ import (
 )
 
 // event is a change to the input: a function index to renumber (in[pos:end]
-// becomes the LEB128 of val) or a check to insert at pos (val is its cost).
+// becomes the LEB128 of val) or a check to insert at pos (val is its cost;
+// loop is set for the tick check at the head of a loop that takes no
+// parameters, which branches back to it after the call).
 type event struct {
 	pos, end int
 	val      int64
 	check    bool
+	loop     bool
 }
 
 // newFunc maps an input function index to the output's: imports keep
@@ -57,12 +60,15 @@ func (m *module) newGlobal(idx uint32) uint32 {
 	return idx
 }
 
-// checkSize is the size of an inserted check of cost val.
-func (m *module) checkSize(val int64) int64 {
-	if m.opts.Tick {
+// checkSize is the size of the check e inserts.
+func (m *module) checkSize(e event) int64 {
+	switch {
+	case e.loop:
+		return int64(len(m.loopCheck))
+	case m.opts.Tick:
 		return int64(len(m.check))
 	}
-	return int64(len(m.check)+len(m.checkTail)) + int64(sizeS64(val))
+	return int64(len(m.check)+len(m.checkTail)) + int64(sizeS64(e.val))
 }
 
 // copyPatched appends in[from:to] with the recorded events applied, and
@@ -72,6 +78,8 @@ func (m *module) copyPatched(out []byte, from, to int) []byte {
 	for _, e := range m.events {
 		out = append(out, m.in[last:e.pos]...)
 		switch {
+		case e.loop:
+			out = append(out, m.loopCheck...)
 		case e.check && m.opts.Tick:
 			out = append(out, m.check...)
 		case e.check:
@@ -550,7 +558,12 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 		}
 		if in.flags&flagLoop != 0 {
 			pending = len(m.events)
-			m.events = append(m.events, event{pos: r.pos, end: r.pos, check: true})
+			// A block type that is not a type index (the empty type or a
+			// value type, one byte of 0x40-0x7f, or 0x63/0x64 and a heap
+			// type): the loop takes no parameters, so a br to it needs
+			// no operands.
+			noParams := m.in[at+1]&0xc0 == 0x40
+			m.events = append(m.events, event{pos: r.pos, end: r.pos, check: true, loop: m.opts.Tick && noParams})
 			cost = 0
 		}
 	}
@@ -564,7 +577,7 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 	size := int64(end - start)
 	for _, e := range m.events {
 		if e.check {
-			size += m.checkSize(e.val)
+			size += m.checkSize(e)
 			m.info.Checks++
 		} else {
 			size += int64(sizeU32(uint32(e.val)) - (e.end - e.pos))

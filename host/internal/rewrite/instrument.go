@@ -3,6 +3,7 @@ package rewrite
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -146,6 +147,7 @@ type module struct {
 	events          []event
 	check           []byte // the check sequence up to the cost
 	checkTail       []byte // the check sequence after the cost
+	loopCheck       []byte // with Options.Tick, the check at the head of a loop without parameters
 	funcIndexLimit  uint32 // number of functions of the input
 	sawNameSection  bool
 	scanOnly        bool // scanNames: check the name section without renumbering
@@ -300,6 +302,11 @@ func (m *module) scan() error {
 		m.check = appendU32(m.check, m.info.RefuelFunc)
 		m.check = append(m.check, 0x24)
 		m.check = appendU32(m.check, seen)
+		// At a loop head the call's branch goes back to the loop, which
+		// checks again, instead of on into its body: the body then has the
+		// check's one predecessor, so wazero keeps its values in registers
+		// past the check (see the package documentation).
+		m.loopCheck = append(slices.Clip(m.check), 0x0c, 0x01, 0x0b)
 		m.check = append(m.check, 0x0b)
 		return nil
 	}

@@ -93,19 +93,52 @@ func specArgs(vals []specValue) (args []uint64, ok bool) {
 
 // specSide runs a script's modules, as given or instrumented.
 type specSide struct {
-	r          wazero.Runtime
-	instrument bool
-	named      map[string]api.Module
-	last       api.Module
+	r                wazero.Runtime
+	instrument, tick bool
+	named            map[string]api.Module
+	last             api.Module
+	ticks            atomic.Uint64 // calls of the tick function
 }
 
-func newSpecSide(t *testing.T, ctx context.Context, spectestWasm []byte, instrument bool) *specSide {
-	s := &specSide{r: wazero.NewRuntimeWithConfig(ctx, compilerConfig()), instrument: instrument, named: map[string]api.Module{}}
+// newSpecSide makes a runtime for the modules as given, or instrumented
+// counting fuel, or instrumented with Options.Tick (tick). Its tick
+// function keeps the checks busy, in a cycle of three calls: it returns
+// 0 (an entry goes on, a loop head checks again), then the flag (seen
+// until it changes), then the flag and changes it for the next checks.
+func newSpecSide(t *testing.T, ctx context.Context, spectestWasm []byte, instrument, tick bool) *specSide {
+	s := &specSide{r: wazero.NewRuntimeWithConfig(ctx, compilerConfig()), instrument: instrument, tick: tick, named: map[string]api.Module{}}
 	t.Cleanup(func() { s.r.Close(ctx) })
 	if _, err := s.r.InstantiateWithConfig(ctx, spectestWasm, wazero.NewModuleConfig().WithName("spectest")); err != nil {
 		t.Fatal(err)
 	}
-	if instrument {
+	switch {
+	case tick:
+		calls := &s.ticks
+		var flag api.MutableGlobal
+		_, err := s.r.NewHostModuleBuilder(DefaultImportModule).NewFunctionBuilder().
+			WithFunc(func(context.Context) uint64 {
+				switch calls.Add(1) % 3 {
+				case 0:
+					return 0
+				case 1:
+					return flag.Get()
+				}
+				v := flag.Get()
+				flag.Set(v + 1)
+				return v
+			}).Export(DefaultTickImportName).Instantiate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, err := s.r.InstantiateWithConfig(ctx, mod(
+			sec(secGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x01, 0x0b})),
+			sec(secExport, vec(cat(str(TickGlobal), []byte{0x03, 0x00}))),
+		), wazero.NewModuleConfig().WithName(TickModule))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flag = tm.ExportedGlobal(TickGlobal).(api.MutableGlobal)
+	case instrument:
 		instantiateFuel(t, ctx, s.r, &fuel{slice: 10_000})
 	}
 	return s
@@ -115,7 +148,7 @@ func newSpecSide(t *testing.T, ctx context.Context, spectestWasm []byte, instrum
 func (s *specSide) load(ctx context.Context, wasm []byte, name, register string) error {
 	s.last = nil
 	if s.instrument {
-		out, _, err := Instrument(wasm, Options{ExportGlobals: true})
+		out, _, err := Instrument(wasm, Options{ExportGlobals: true, Tick: s.tick})
 		if err != nil {
 			return fmt.Errorf("instrument: %w", err)
 		}
@@ -190,7 +223,8 @@ func describe(types []api.ValueType, vals []uint64) string {
 }
 
 // TestSpecSameBehaviour replays the spec test scripts of the wazero module
-// against the modules as given and as instrumented: every module that
+// against the modules as given and as instrumented, counting fuel and
+// with the tick check: every module that
 // instantiates must instantiate instrumented, and every action (the
 // scripts' assertions hold about 65,000) must give the same results or the
 // same trap.
@@ -217,9 +251,13 @@ func TestSpecSameBehaviour(t *testing.T) {
 	}
 	ctx := context.Background()
 	var modules, actions atomic.Int64
+	var ticks atomic.Uint64
 	t.Cleanup(func() {
-		t.Logf("%d scripts: %d modules instantiated, %d actions gave the same outcome instrumented",
-			len(scripts), modules.Load(), actions.Load())
+		t.Logf("%d scripts: %d modules instantiated, %d actions gave the same outcome instrumented (%d tick calls)",
+			len(scripts), modules.Load(), actions.Load(), ticks.Load())
+		if ticks.Load() == 0 {
+			t.Error("no check called the tick function: the tick check went untested")
+		}
 	})
 	for _, script := range scripts {
 		rel, _ := filepath.Rel(spec, script)
@@ -233,8 +271,9 @@ func TestSpecSameBehaviour(t *testing.T) {
 			if err := json.Unmarshal(raw, &s); err != nil {
 				t.Fatal(err)
 			}
-			orig := newSpecSide(t, ctx, spectestWasm, false)
-			inst := newSpecSide(t, ctx, spectestWasm, true)
+			orig := newSpecSide(t, ctx, spectestWasm, false, false)
+			sides := []*specSide{newSpecSide(t, ctx, spectestWasm, true, false), newSpecSide(t, ctx, spectestWasm, true, true)}
+			defer func() { ticks.Add(sides[1].ticks.Load()) }()
 			for i := 0; i < len(s.Commands); i++ {
 				c := s.Commands[i]
 				switch c.Type {
@@ -249,11 +288,13 @@ func TestSpecSameBehaviour(t *testing.T) {
 						i++
 					}
 					errOrig := orig.load(ctx, wasm, c.Name, register)
-					errInst := inst.load(ctx, wasm, c.Name, register)
-					if errOrig == nil && errInst != nil {
-						t.Errorf("line %d: %s: instrumented module fails: %v", c.Line, c.Filename, errInst)
-					} else if errOrig != nil && errInst == nil {
-						t.Errorf("line %d: %s: instrumented module instantiates, the original fails: %v", c.Line, c.Filename, errOrig)
+					for _, inst := range sides {
+						errInst := inst.load(ctx, wasm, c.Name, register)
+						if errOrig == nil && errInst != nil {
+							t.Errorf("line %d: %s: instrumented module (tick %v) fails: %v", c.Line, c.Filename, inst.tick, errInst)
+						} else if errOrig != nil && errInst == nil {
+							t.Errorf("line %d: %s: instrumented module (tick %v) instantiates, the original fails: %v", c.Line, c.Filename, inst.tick, errOrig)
+						}
 					}
 					if errOrig == nil {
 						modules.Add(1)
@@ -267,9 +308,11 @@ func TestSpecSameBehaviour(t *testing.T) {
 						continue
 					}
 					want := orig.act(ctx, c.Action, args)
-					got := inst.act(ctx, c.Action, args)
-					if d := cmp.Diff(want, got); d != "" {
-						t.Errorf("line %d: %s %s(%v) (-original +instrumented):\n%s", c.Line, c.Type, c.Action.Field, args, d)
+					for _, inst := range sides {
+						got := inst.act(ctx, c.Action, args)
+						if d := cmp.Diff(want, got); d != "" {
+							t.Errorf("line %d: %s %s(%v) (-original +instrumented, tick %v):\n%s", c.Line, c.Type, c.Action.Field, args, inst.tick, d)
+						}
 					}
 					actions.Add(1)
 				}

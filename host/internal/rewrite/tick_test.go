@@ -1,7 +1,9 @@
 package rewrite
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -53,20 +55,30 @@ var globalsModule = func() []byte {
 	)
 }()
 
+// errTickedOut ends a call whose tick function was called maxTicks times.
+var errTickedOut = errors.New("tick called too often")
+
+const maxTicks = 1000
+
 // tickHost instantiates the tick flag and the tick function in r, and the
 // env module globalsModule imports; the flag starts at flag. The tick
-// function returns the flag when ack is set (the module calls again when
-// the flag changes), else 0 (at its next check).
-func tickHost(t *testing.T, ctx context.Context, r wazero.Runtime, flag uint64, ack bool, calls *atomic.Int64) api.MutableGlobal {
+// function returns 0 (the module calls again at its next check, or at
+// once from a loop head's) for its first zeros calls, then the flag (the
+// module calls again when the flag changes); with zeros < 0 it always
+// returns 0, and ends the call with errTickedOut at its maxTicks-th call.
+func tickHost(t *testing.T, ctx context.Context, r wazero.Runtime, flag uint64, zeros int64, calls *atomic.Int64) api.MutableGlobal {
 	t.Helper()
 	var g api.MutableGlobal
 	_, err := r.NewHostModuleBuilder(DefaultImportModule).NewFunctionBuilder().
 		WithFunc(func(context.Context) int64 {
-			calls.Add(1)
-			if ack {
-				return int64(g.Get())
+			n := calls.Add(1)
+			if zeros < 0 && n >= maxTicks {
+				panic(errTickedOut)
 			}
-			return 0
+			if zeros < 0 || n <= zeros {
+				return 0
+			}
+			return int64(g.Get())
 		}).Export(DefaultTickImportName).
 		Instantiate(ctx)
 	if err != nil {
@@ -115,15 +127,23 @@ func TestTickRenumbersGlobals(t *testing.T) {
 		A, CCopy   uint64
 		GlobalName []string
 	}
-	run := func(wasm []byte, flag uint64, ack bool, calls *atomic.Int64) result {
+	run := func(wasm []byte, flag uint64, zeros int64, calls *atomic.Int64) result {
 		r := wazero.NewRuntimeWithConfig(ctx, compilerConfig())
 		defer r.Close(ctx)
-		tickHost(t, ctx, r, flag, ack, calls)
+		tickHost(t, ctx, r, flag, zeros, calls)
 		m, err := r.Instantiate(ctx, wasm)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res, err := m.ExportedFunction("run").Call(ctx)
+		if zeros < 0 {
+			// Never acknowledged: the loop head's check keeps calling,
+			// and the loop's body never runs.
+			if !errors.Is(err, errTickedOut) {
+				t.Fatalf("a tick never acknowledged: %v, want errTickedOut", err)
+			}
+			return result{C: m.ExportedGlobal("c").Get()}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,29 +160,35 @@ func TestTickRenumbersGlobals(t *testing.T) {
 	}
 	var calls atomic.Int64
 	want := result{Run: 89, B: 7, C: 15, D: 20}
-	if d := cmp.Diff(want, run(globalsModule, 0, false, &calls)); d != "" {
+	if d := cmp.Diff(want, run(globalsModule, 0, 0, &calls)); d != "" {
 		t.Fatalf("original module (-want +got):\n%s", d)
 	}
 	want.A, want.CCopy = 16, 100
-	if d := cmp.Diff(want, run(out, 0, false, &calls)); d != "" {
+	if d := cmp.Diff(want, run(out, 0, 0, &calls)); d != "" {
 		t.Errorf("rewritten, flag clear (-want +got):\n%s", d)
 	}
 	if n := calls.Load(); n != 0 {
 		t.Errorf("tick called %d times with the flag clear", n)
 	}
-	if d := cmp.Diff(want, run(out, 1, false, &calls)); d != "" {
-		t.Errorf("rewritten, flag set (-want +got):\n%s", d)
-	}
-	// Two function entries and eleven loop heads.
-	if n := calls.Swap(0); n != 13 {
-		t.Errorf("tick called %d times with the flag set, want 13", n)
-	}
 	// Acknowledged, the flag is not seen again until it changes.
-	if d := cmp.Diff(want, run(out, 1<<63|7, true, &calls)); d != "" {
+	if d := cmp.Diff(want, run(out, 1<<63|7, 0, &calls)); d != "" {
 		t.Errorf("rewritten, flag set and acknowledged (-want +got):\n%s", d)
 	}
-	if n := calls.Load(); n != 1 {
+	if n := calls.Swap(0); n != 1 {
 		t.Errorf("tick called %d times with the flag acknowledged, want 1", n)
+	}
+	// Acknowledged at the fourth call: run's entry goes on after a 0, and
+	// its loop's head checks again after each call until the flag is
+	// seen, then the loop and f's entry check find it seen.
+	if d := cmp.Diff(want, run(out, 1, 3, &calls)); d != "" {
+		t.Errorf("rewritten, flag set, acknowledged late (-want +got):\n%s", d)
+	}
+	if n := calls.Swap(0); n != 4 {
+		t.Errorf("tick called %d times with the flag acknowledged at the fourth, want 4", n)
+	}
+	// Never acknowledged: the loop's body never runs (c stays 5).
+	if got := run(out, 1, -1, &calls); got.C != 5 {
+		t.Errorf("the loop's body ran with the flag never acknowledged: c = %d, want 5", got.C)
 	}
 	if !hasGlobalNames(t, out, map[uint32]string{2: "a", 4: "c"}) {
 		t.Error("global names not renumbered")
@@ -246,7 +272,7 @@ func TestTickOddModules(t *testing.T) {
 			r := wazero.NewRuntimeWithConfig(ctx, compilerConfig())
 			defer r.Close(ctx)
 			var calls atomic.Int64
-			tickHost(t, ctx, r, 1, false, &calls)
+			tickHost(t, ctx, r, 1, -1, &calls)
 			_, err = r.InstantiateWithConfig(ctx, mod(
 				sec(secGlobal, vec([]byte{0x7f, 0x01, 0x41, 0x03, 0x0b})),
 				sec(secExport, vec(cat(str("m"), []byte{0x03, 0x00}))),
@@ -281,5 +307,78 @@ func TestTickOddModules(t *testing.T) {
 				t.Errorf("y = %d, want 2", g.Get())
 			}
 		})
+	}
+}
+
+// TestTickLoopHeads: the check at the head of a loop without parameters
+// branches back to the loop after the call, so the loop's body runs only
+// once the flag is seen; a loop with parameters (a type index for block
+// type) keeps the check that goes on after the call, as function entries
+// do. "empty" runs an empty loop, then a loop taking an i32 that counts
+// 2 down to 0, and returns 7; "params" runs the second loop alone.
+func TestTickLoopHeads(t *testing.T) {
+	ctx := context.Background()
+	paramLoop := []byte{
+		0x41, 0x02, // i32.const 2
+		0x03, 0x01, // loop (type 1): [i32] -> [i32]
+		0x41, 0x01, 0x6b, 0x22, 0x00, 0x20, 0x00, 0x0d, 0x00, // n-1, tee, get, br_if 0
+		0x0b,
+		0x41, 0x07, 0x6a, // + 7
+	}
+	empty := cat([]byte{0x03, 0x40, 0x0b}, paramLoop, []byte{0x0b})
+	params := cat(paramLoop, []byte{0x0b})
+	locals := cat(u32(1), []byte{0x7f})
+	wasm := mod(
+		sec(secType, vec(functype(nil, []byte{0x7f}), functype([]byte{0x7f}, []byte{0x7f}))),
+		sec(secFunction, vec(u32(0), u32(0))),
+		sec(secExport, vec(funcExport("empty", 0), funcExport("params", 1))),
+		sec(secCode, vec(body(locals, 1, empty...), body(locals, 1, params...))),
+	)
+	out, _, err := Instrument(wasm, Options{Tick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The check after each loop instruction: global.get 0 (the flag),
+	// global.get 1 (seen), i64.ne, if, call 0 (tick), global.set 1, then
+	// br 1 after the empty loop only.
+	check := []byte{0x23, 0x00, 0x23, 0x01, 0x52, 0x04, 0x40, 0x10, 0x00, 0x24, 0x01}
+	if !bytes.Contains(out, cat([]byte{0x03, 0x40}, check, []byte{0x0c, 0x01, 0x0b, 0x0b})) {
+		t.Error("the empty loop's check does not branch back to the loop")
+	}
+	if !bytes.Contains(out, cat([]byte{0x03, 0x01}, check, []byte{0x0b, 0x41, 0x01})) {
+		t.Error("the check of the loop with parameters is not the one that goes on")
+	}
+	for _, tc := range []struct {
+		export string
+		zeros  int64
+		calls  int64
+		err    error
+	}{
+		// The entry goes on after a 0; the empty loop's head calls until
+		// the flag is seen (calls 2-4); the other loop finds it seen.
+		{"empty", 3, 4, nil},
+		// Never acknowledged: the empty loop's body never runs.
+		{"empty", -1, maxTicks, errTickedOut},
+		// The loop with parameters goes on after a 0, at both iterations.
+		{"params", -1, 3, nil},
+	} {
+		r := wazero.NewRuntimeWithConfig(ctx, compilerConfig())
+		var calls atomic.Int64
+		tickHost(t, ctx, r, 1, tc.zeros, &calls)
+		m, err := r.Instantiate(ctx, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.ExportedFunction(tc.export).Call(ctx)
+		switch {
+		case tc.err != nil && !errors.Is(err, tc.err):
+			t.Errorf("%s, %d zeros: %v, want %v", tc.export, tc.zeros, err, tc.err)
+		case tc.err == nil && (err != nil || res[0] != 7):
+			t.Errorf("%s, %d zeros: %v, %v; want 7", tc.export, tc.zeros, res, err)
+		}
+		if n := calls.Load(); n != tc.calls {
+			t.Errorf("%s, %d zeros: tick called %d times, want %d", tc.export, tc.zeros, n, tc.calls)
+		}
+		r.Close(ctx)
 	}
 }
