@@ -17,7 +17,7 @@ import (
 // the rewritten modules kept in the cache folder, so it must change
 // whenever the rewriter's output or Info does; TestRewriteFormatIsCurrent
 // fails until it has.
-const rewriteFormat = "skillhost-rewrite-4"
+const rewriteFormat = "skillhost-rewrite-5"
 
 // tickFormat names what the rewriter produces with the tick check, kept
 // under its own name beside rewriteFormat's output.

@@ -16,7 +16,7 @@ import (
 // too, or hosts would keep running modules rewritten the old way.
 func TestRewriteFormatIsCurrent(t *testing.T) {
 	want := map[bool]string{
-		false: "skillhost-rewrite-4 bb7f67d49ebb4e06e4ec97ad000d80e1173751bc231f57787d12659de500b9dd",
+		false: "skillhost-rewrite-5 08101a107f8254277bfb32620200e1df13e36a09767c87925d4f6ac6c6610452",
 		true:  "skillhost-tick-4 6ab9fbbab559f854a7c88fe5eae85277cfef7790b6ed3e7f734a20a110cf459b",
 	}
 	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")

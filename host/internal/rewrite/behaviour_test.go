@@ -166,7 +166,17 @@ func TestSumOutput(t *testing.T) {
 			0x10, 0x00, 0x24, 0x00, 0x0b, // budget = refuel()
 		}
 	}
-	code := cat(check(sumEntryCost), sumCode[:4], check(sumLoopCost), sumCode[4:])
+	// At the loop's head: if budget < 0 { budget = refuel() + cost; br
+	// back to the loop, which takes cost again }.
+	loopCheck := func(cost byte) []byte {
+		return []byte{
+			0x23, 0x00, 0x42, cost, 0x7d, 0x24, 0x00, // budget -= cost
+			0x23, 0x00, 0x42, 0x00, 0x53, 0x04, 0x40, // if budget < 0
+			0x10, 0x00, 0x42, cost, 0x7c, 0x24, 0x00, // budget = refuel() + cost
+			0x0c, 0x01, 0x0b, // br 1 (the loop), end
+		}
+	}
+	code := cat(check(sumEntryCost), sumCode[:4], loopCheck(sumLoopCost), sumCode[4:])
 	want := mod(
 		sec(secType, vec(functype([]byte{0x7e}, []byte{0x7e}), functype(nil, []byte{0x7e}))),
 		sec(secImport, vec(funcImport(DefaultImportModule, DefaultImportName, 1))),
@@ -272,5 +282,47 @@ func TestRecursionReachesHost(t *testing.T) {
 	const fuel = 21891*4 + 2
 	if calls := f.calls.Load(); calls < fuel/104 || calls > fuel/100+2 {
 		t.Errorf("%d refuel calls, want %d..%d", calls, fuel/104, fuel/100+2)
+	}
+}
+
+// TestSumFuelExact books fuel as the host does (at each refuel, what was
+// handed out less what is left of the budget, the overdraft included) and
+// finds the same total for every slice: a loop head that refuels takes its
+// cost once, though it checks again after the call.
+func TestSumFuelExact(t *testing.T) {
+	ctx := context.Background()
+	for _, slice := range []int64{1, 3, 4, 5, 7, 1000} {
+		r := wazero.NewRuntimeWithConfig(ctx, compilerConfig())
+		var budget api.Global
+		var given, used, calls int64
+		_, err := r.NewHostModuleBuilder(DefaultImportModule).NewFunctionBuilder().
+			WithFunc(func(context.Context) int64 {
+				calls++
+				used += given - int64(budget.Get())
+				given = slice
+				return slice
+			}).Export(DefaultImportName).Instantiate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, info, err := Instrument(sumModule, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := r.Instantiate(ctx, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget = m.ExportedGlobal(info.BudgetExport)
+		const n = 100
+		res, err := m.ExportedFunction("sum").Call(ctx, n)
+		if err != nil || res[0] != n*(n-1)/2 {
+			t.Fatalf("slice %d: sum(%d) = %v, %v", slice, n, res, err)
+		}
+		used += given - int64(budget.Get())
+		if want := int64(sumEntryCost + (n+1)*sumLoopCost); used != want {
+			t.Errorf("slice %d: %d fuel booked over %d refuels, want %d", slice, used, calls, want)
+		}
+		r.Close(ctx)
 	}
 }

@@ -44,6 +44,21 @@
 // call spills them all, so a call in the first branch made every value
 // live across the check go through the stack on the hot path too.
 //
+// At the head of a loop that takes no parameters (its block type is empty
+// or one value type, not a type index) the call's branch goes back to the
+// loop instead of on into its body:
+//
+//	global.get $budget; i64.const C; i64.sub; global.set $budget
+//	global.get $budget; i64.const 0; i64.lt_s
+//	if (blocktype empty) call $refuel; i64.const C; i64.add
+//	global.set $budget; br 1 end
+//
+// so that the body is reached from the not-taken branch alone and wazero
+// need not merge its values with the call's. Back at the loop, the check
+// takes C again, which the call's branch added back: the budget is what
+// refuel returned, as at a function entry, and the fuel counted is the
+// same.
+//
 // Its if ... end is self-contained and leaves the operand stack as it
 // found it, so the branch depths and stack types of the original code hold
 // unchanged, including inside loops with parameters and unreachable code.

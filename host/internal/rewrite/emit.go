@@ -8,7 +8,7 @@ import (
 
 // event is a change to the input: a function index to renumber (in[pos:end]
 // becomes the LEB128 of val) or a check to insert at pos (val is its cost;
-// loop is set for the tick check at the head of a loop that takes no
+// loop is set for the check at the head of a loop that takes no
 // parameters, which branches back to it after the call).
 type event struct {
 	pos, end int
@@ -63,10 +63,12 @@ func (m *module) newGlobal(idx uint32) uint32 {
 // checkSize is the size of the check e inserts.
 func (m *module) checkSize(e event) int64 {
 	switch {
-	case e.loop:
+	case e.loop && m.opts.Tick:
 		return int64(len(m.loopCheck))
 	case m.opts.Tick:
 		return int64(len(m.check))
+	case e.loop:
+		return int64(len(m.check)+len(m.loopTail)+len(m.loopEnd)) + 2*int64(sizeS64(e.val))
 	}
 	return int64(len(m.check)+len(m.checkTail)) + int64(sizeS64(e.val))
 }
@@ -78,8 +80,14 @@ func (m *module) copyPatched(out []byte, from, to int) []byte {
 	for _, e := range m.events {
 		out = append(out, m.in[last:e.pos]...)
 		switch {
-		case e.loop:
+		case e.loop && m.opts.Tick:
 			out = append(out, m.loopCheck...)
+		case e.loop:
+			out = append(out, m.check...)
+			out = appendS64(out, e.val)
+			out = append(out, m.loopTail...)
+			out = appendS64(out, e.val)
+			out = append(out, m.loopEnd...)
 		case e.check && m.opts.Tick:
 			out = append(out, m.check...)
 		case e.check:
@@ -563,7 +571,7 @@ func (m *module) body(out []byte, start, end int, fn uint32) ([]byte, error) {
 			// type): the loop takes no parameters, so a br to it needs
 			// no operands.
 			noParams := m.in[at+1]&0xc0 == 0x40
-			m.events = append(m.events, event{pos: r.pos, end: r.pos, check: true, loop: m.opts.Tick && noParams})
+			m.events = append(m.events, event{pos: r.pos, end: r.pos, check: true, loop: noParams})
 			cost = 0
 		}
 	}

@@ -25,7 +25,7 @@ func ExampleInstrument() {
 	fmt.Printf("budget global exported as %q\n", info.BudgetExport)
 	fmt.Printf("refuel is function %d; %d checks\n", info.RefuelFunc, info.Checks)
 	// Output:
-	// 39 bytes -> 139 bytes
+	// 39 bytes -> 143 bytes
 	// budget global exported as "__skillhost_budget"
 	// refuel is function 0; 2 checks
 }

@@ -147,7 +147,10 @@ type module struct {
 	events          []event
 	check           []byte // the check sequence up to the cost
 	checkTail       []byte // the check sequence after the cost
-	loopCheck       []byte // with Options.Tick, the check at the head of a loop without parameters
+	// loopCheck is the tick check at the head of a loop without
+	// parameters; counting fuel, loopTail and then the cost again and
+	// loopEnd follow the cost there instead of checkTail.
+	loopCheck, loopTail, loopEnd []byte
 	funcIndexLimit  uint32 // number of functions of the input
 	sawNameSection  bool
 	scanOnly        bool // scanNames: check the name section without renumbering
@@ -323,11 +326,22 @@ func (m *module) scan() error {
 	t = appendU32(t, m.budgetGlobal)
 	t = append(t, 0x23)
 	t = appendU32(t, m.budgetGlobal)
+	// At the head of a loop without parameters: ... global.get $b;
+	// i64.const 0; i64.lt_s; if; call $refuel; i64.const C; i64.add;
+	// global.set $b; br 1; end. Back at the loop, the check takes C
+	// again, so the budget ends as refuel set it, and the loop's body is
+	// reached from the not-taken branch alone (see the tick check).
+	head := len(t)
 	t = append(t, 0x42, 0x00, 0x59, 0x04, 0x40, 0x05, 0x10)
 	t = appendU32(t, m.info.RefuelFunc)
 	t = append(t, 0x24)
 	t = appendU32(t, m.budgetGlobal)
 	m.checkTail = append(t, 0x0b)
+	m.loopTail = append(slices.Clip(t[:head]), 0x42, 0x00, 0x53, 0x04, 0x40, 0x10)
+	m.loopTail = appendU32(m.loopTail, m.info.RefuelFunc)
+	m.loopTail = append(m.loopTail, 0x42)
+	m.loopEnd = append([]byte{0x7c, 0x24}, appendU32(nil, m.budgetGlobal)...)
+	m.loopEnd = append(m.loopEnd, 0x0c, 0x01, 0x0b)
 	return nil
 }
 
