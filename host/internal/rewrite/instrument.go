@@ -147,14 +147,15 @@ type module struct {
 	events          []event
 	check           []byte // the check sequence up to the cost
 	checkTail       []byte // the check sequence after the cost
-	// loopCheck is the tick check at the head of a loop without
-	// parameters; counting fuel, loopTail and then the cost again and
-	// loopEnd follow the cost there instead of checkTail.
-	loopCheck, loopTail, loopEnd []byte
 	funcIndexLimit  uint32 // number of functions of the input
 	sawNameSection  bool
 	scanOnly        bool // scanNames: check the name section without renumbering
 	namesDropped    bool // the name section does not parse and is left out
+
+	// loopCheck is the tick check at the head of a loop without
+	// parameters; counting fuel, loopTail and then the cost again and
+	// loopEnd follow the cost there instead of checkTail.
+	loopCheck, loopTail, loopEnd []byte
 }
 
 // Instrument returns a copy of the WebAssembly binary wasm that calls the
