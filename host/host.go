@@ -725,7 +725,12 @@ func instrument(wasm []byte, tick bool) (out []byte, info rewrite.Info, err erro
 			err = fmt.Errorf("rewriter failed: %v", p)
 		}
 	}()
-	return rewrite.Instrument(wasm, rewrite.Options{ExportGlobals: true, Tick: tick})
+	return rewrite.Instrument(wasm, rewriteOptions(tick))
+}
+
+// rewriteOptions are the options instrument rewrites with.
+func rewriteOptions(tick bool) rewrite.Options {
+	return rewrite.Options{ExportGlobals: true, Tick: tick}
 }
 
 // compileSafely compiles wasm, turning a panic inside wazero into an error.

@@ -16,7 +16,10 @@ import (
 // rewriteFormat names what the rewriter produces. It is part of the key of
 // the rewritten modules kept in the cache folder, so it must change
 // whenever the rewriter's output or Info does; TestRewriteFormatIsCurrent
-// fails until it has.
+// fails until it has. The key also holds rewrite.Fingerprint, the digest
+// of the rewriter's output for a small module, so that a rewriter whose
+// output changed never reads another's entries, even under a name reused
+// by a build that was never released.
 const rewriteFormat = "skillhost-rewrite-5"
 
 // tickFormat names what the rewriter produces with the tick check, kept
@@ -34,14 +37,7 @@ func (h *Host) instrumentCached(capped []byte, sum [32]byte, tick bool) ([]byte,
 	if h.cfg.cacheDir == "" {
 		return instrument(capped, tick)
 	}
-	format := rewriteFormat
-	if tick {
-		format = tickFormat
-	}
-	key := sha256.New()
-	fmt.Fprintf(key, "%s\x00%d\x00", format, h.cfg.maxTableElem)
-	key.Write(sum[:])
-	path := filepath.Join(h.cfg.cacheDir, "rewritten", hex.EncodeToString(key.Sum(nil)))
+	path := h.rewrittenPath(sum, tick)
 	if out, info, ok := readRewritten(path); ok && info.Tick == tick {
 		return out, info, nil
 	}
@@ -50,6 +46,20 @@ func (h *Host) instrumentCached(capped []byte, sum [32]byte, tick bool) ([]byte,
 		writeRewritten(path, out, info)
 	}
 	return out, info, err
+}
+
+// rewrittenPath is where the cache folder keeps the rewrite of the module
+// whose digest is sum: its name is the digest of the format's name, the
+// rewriter's fingerprint, the table ceiling and sum.
+func (h *Host) rewrittenPath(sum [32]byte, tick bool) string {
+	format := rewriteFormat
+	if tick {
+		format = tickFormat
+	}
+	key := sha256.New()
+	fmt.Fprintf(key, "%s\x00%s\x00%d\x00", format, rewrite.Fingerprint(rewriteOptions(tick)), h.cfg.maxTableElem)
+	key.Write(sum[:])
+	return filepath.Join(h.cfg.cacheDir, "rewritten", hex.EncodeToString(key.Sum(nil)))
 }
 
 // A cache entry is the JSON of the rewrite's Info, its length first (4

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -118,6 +120,43 @@ func TestRewrittenModulesAreCached(t *testing.T) {
 			if _, _, ok := readRewritten(e); !ok {
 				t.Errorf("a broken entry (%q) was not replaced", junk)
 			}
+		}
+	}
+}
+
+// An entry kept under the same format name by a rewriter whose output
+// differs (a build with the same name, the fingerprint not in the key)
+// is not read: the module is rewritten again.
+func TestRewriteCacheKeyHasTheFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	h := &Host{cfg: NewConfig().WithCacheDir(dir)}
+	wasm, err := os.ReadFile("../testdata/guests/wat/loop_count.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(wasm)
+	for _, tick := range []bool{false, true} {
+		want, info, err := instrument(wasm, tick)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What a key without the fingerprint would name, and an entry
+		// there that a rewriter of another output left.
+		format := rewriteFormat
+		if tick {
+			format = tickFormat
+		}
+		key := sha256.New()
+		fmt.Fprintf(key, "%s\x00%d\x00", format, h.cfg.maxTableElem)
+		key.Write(sum[:])
+		stale := filepath.Join(dir, "rewritten", hex.EncodeToString(key.Sum(nil)))
+		if stale == h.rewrittenPath(sum, tick) {
+			t.Fatal("the key does not hold the rewriter's fingerprint")
+		}
+		writeRewritten(stale, wasm, info)
+		got, _, err := h.instrumentCached(wasm, sum, tick)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("tick %v: the cache gave %d bytes (%v), not the rewrite of %d bytes", tick, len(got), err, len(want))
 		}
 	}
 }

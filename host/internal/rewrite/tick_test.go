@@ -382,3 +382,27 @@ func TestTickLoopHeads(t *testing.T) {
 		r.Close(ctx)
 	}
 }
+
+// TestFingerprint: the fingerprint differs by mode and options and is
+// stable, and the probe module still has a loop head whose check branches
+// back, so that a change of that shape changes the fingerprint.
+func TestFingerprint(t *testing.T) {
+	seen := map[string]Options{}
+	for _, opts := range []Options{{}, {Tick: true}, {ExportGlobals: true}, {ExportGlobals: true, Tick: true}} {
+		fp := Fingerprint(opts)
+		if len(fp) != 64 || fp != Fingerprint(opts) {
+			t.Errorf("%+v: fingerprint %q, not a stable SHA-256", opts, fp)
+		}
+		if prev, dup := seen[fp]; dup {
+			t.Errorf("%+v and %+v share a fingerprint", prev, opts)
+		}
+		seen[fp] = opts
+	}
+	out, _, err := Instrument(probeModule, Options{Tick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte{0x0c, 0x01, 0x0b}) {
+		t.Error("the probe module's loop without parameters got no check that branches back: the probe no longer covers it")
+	}
+}
