@@ -80,20 +80,20 @@ func (m *module) copyPatched(out []byte, from, to int) []byte {
 	for _, e := range m.events {
 		out = append(out, m.in[last:e.pos]...)
 		switch {
-		case e.loop && m.opts.Tick:
+		case e.check && m.opts.Tick && e.loop:
 			out = append(out, m.loopCheck...)
-		case e.loop:
-			out = append(out, m.check...)
-			out = appendS64(out, e.val)
-			out = append(out, m.loopTail...)
-			out = appendS64(out, e.val)
-			out = append(out, m.loopEnd...)
 		case e.check && m.opts.Tick:
 			out = append(out, m.check...)
 		case e.check:
 			out = append(out, m.check...)
 			out = appendS64(out, e.val)
-			out = append(out, m.checkTail...)
+			if e.loop {
+				out = append(out, m.loopTail...)
+				out = appendS64(out, e.val)
+				out = append(out, m.loopEnd...)
+			} else {
+				out = append(out, m.checkTail...)
+			}
 		default:
 			out = appendU32(out, uint32(e.val))
 		}

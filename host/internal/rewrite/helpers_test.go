@@ -239,3 +239,20 @@ func instantiateFuel(t testing.TB, ctx context.Context, r wazero.Runtime, f *fue
 		t.Fatal(err)
 	}
 }
+
+// instantiateTickFlag instantiates in r the module TickModule whose
+// mutable i64 global TickGlobal is the tick flag, set to start, and
+// returns the flag.
+func instantiateTickFlag(t testing.TB, ctx context.Context, r wazero.Runtime, start uint64) api.MutableGlobal {
+	t.Helper()
+	tm, err := r.InstantiateWithConfig(ctx, mod(
+		sec(secGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x00, 0x0b})),
+		sec(secExport, vec(cat(str(TickGlobal), []byte{0x03, 0x00}))),
+	), wazero.NewModuleConfig().WithName(TickModule))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := tm.ExportedGlobal(TickGlobal).(api.MutableGlobal)
+	g.Set(start)
+	return g
+}

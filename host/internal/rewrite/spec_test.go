@@ -130,14 +130,7 @@ func newSpecSide(t *testing.T, ctx context.Context, spectestWasm []byte, instrum
 		if err != nil {
 			t.Fatal(err)
 		}
-		tm, err := s.r.InstantiateWithConfig(ctx, mod(
-			sec(secGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x01, 0x0b})),
-			sec(secExport, vec(cat(str(TickGlobal), []byte{0x03, 0x00}))),
-		), wazero.NewModuleConfig().WithName(TickModule))
-		if err != nil {
-			t.Fatal(err)
-		}
-		flag = tm.ExportedGlobal(TickGlobal).(api.MutableGlobal)
+		flag = instantiateTickFlag(t, ctx, s.r, 1)
 	case instrument:
 		instantiateFuel(t, ctx, s.r, &fuel{slice: 10_000})
 	}

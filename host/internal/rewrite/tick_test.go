@@ -84,15 +84,7 @@ func tickHost(t *testing.T, ctx context.Context, r wazero.Runtime, flag uint64, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm, err := r.InstantiateWithConfig(ctx, mod(
-		sec(secGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x00, 0x0b})),
-		sec(secExport, vec(cat(str(TickGlobal), []byte{0x03, 0x00}))),
-	), wazero.NewModuleConfig().WithName(TickModule))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g = tm.ExportedGlobal(TickGlobal).(api.MutableGlobal)
-	g.Set(flag)
+	g = instantiateTickFlag(t, ctx, r, flag)
 	_, err = r.InstantiateWithConfig(ctx, mod(
 		sec(secGlobal, vec([]byte{0x7f, 0x00, 0x41, 16, 0x0b})),
 		sec(secExport, vec(cat(str("base"), []byte{0x03, 0x00}))),
