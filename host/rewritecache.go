@@ -26,6 +26,15 @@ const rewriteFormat = "skillhost-rewrite-5"
 // under its own name beside rewriteFormat's output.
 const tickFormat = "skillhost-tick-4"
 
+// cacheFormat is the format name of what the rewriter produces counting
+// fuel, or with the tick check.
+func cacheFormat(tick bool) string {
+	if tick {
+		return tickFormat
+	}
+	return rewriteFormat
+}
+
 // instrumentCached is instrument, remembered in the cache folder by the
 // digest of the original module: on a warm cache a process reads the
 // rewritten bytes instead of rewriting a Go guest again (40-80 ms for the
@@ -52,12 +61,8 @@ func (h *Host) instrumentCached(capped []byte, sum [32]byte, tick bool) ([]byte,
 // whose digest is sum: its name is the digest of the format's name, the
 // rewriter's fingerprint, the table ceiling and sum.
 func (h *Host) rewrittenPath(sum [32]byte, tick bool) string {
-	format := rewriteFormat
-	if tick {
-		format = tickFormat
-	}
 	key := sha256.New()
-	fmt.Fprintf(key, "%s\x00%s\x00%d\x00", format, rewrite.Fingerprint(rewriteOptions(tick)), h.cfg.maxTableElem)
+	fmt.Fprintf(key, "%s\x00%s\x00%d\x00", cacheFormat(tick), rewrite.Fingerprint(rewriteOptions(tick)), h.cfg.maxTableElem)
 	key.Write(sum[:])
 	return filepath.Join(h.cfg.cacheDir, "rewritten", hex.EncodeToString(key.Sum(nil)))
 }

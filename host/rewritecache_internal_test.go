@@ -32,10 +32,7 @@ func TestRewriteFormatIsCurrent(t *testing.T) {
 		}
 		head, _ := json.Marshal(info)
 		sum := sha256.Sum256(append(head, out...))
-		format := rewriteFormat
-		if tick {
-			format = tickFormat
-		}
+		format := cacheFormat(tick)
 		if got := format + " " + hex.EncodeToString(sum[:]); got != want[tick] {
 			t.Errorf("the rewriter's output changed: give %s a new name, then set want to %q", format, got)
 		}
@@ -142,10 +139,7 @@ func TestRewriteCacheKeyHasTheFingerprint(t *testing.T) {
 		}
 		// What a key without the fingerprint would name, and an entry
 		// there that a rewriter of another output left.
-		format := rewriteFormat
-		if tick {
-			format = tickFormat
-		}
+		format := cacheFormat(tick)
 		key := sha256.New()
 		fmt.Fprintf(key, "%s\x00%d\x00", format, h.cfg.maxTableElem)
 		key.Write(sum[:])
