@@ -24,11 +24,11 @@ func TestDisturbingCallsDiscardTheirInstance(t *testing.T) {
 	}
 	g := Grant{Mounts: []Mount{{HostPath: dir, GuestPath: "/data", ReadOnly: true}}}
 	idle := func() int {
-		fp := m.fresh[profile(g, h.cfg.resolve(g.Limits))]
+		fp := m.freshPools()[profile(g, h.cfg.resolve(g.Limits))]
 		if fp == nil {
 			return 0
 		}
-		return len(fp.idle)
+		return fp.idle.len()
 	}
 	for _, tc := range []struct {
 		export, input string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 )
 
@@ -47,9 +46,7 @@ func guestBytes(t *testing.T, rel string) []byte {
 // instance.
 func sameIdleInstance(t *testing.T, fp *freshPool, first **instance, i int) *instance {
 	t.Helper()
-	fp.mu.Lock()
-	idle := slices.Clone(fp.idle)
-	fp.mu.Unlock()
+	idle := fp.idle.all()
 	if len(idle) != 1 {
 		t.Fatalf("after call %d the pool holds %d instances, want 1", i, len(idle))
 	}
@@ -59,4 +56,12 @@ func sameIdleInstance(t *testing.T, fp *freshPool, first **instance, i int) *ins
 		t.Errorf("call %d was served by a new instance", i)
 	}
 	return idle[0]
+}
+
+// freshPools returns the module's fresh-state pools by profile.
+func (m *Module) freshPools() map[string]*freshPool {
+	if fresh := m.fresh.Load(); fresh != nil {
+		return *fresh
+	}
+	return nil
 }

@@ -56,14 +56,12 @@ func bump(t testing.TB, m *Module, g Grant) {
 // how many idle instances.
 func held(m *Module, g Grant) (snap bool, idle int) {
 	m.mu.Lock()
-	fp := m.fresh[profile(g, m.h.cfg.resolve(g.Limits))]
+	fp := m.freshPools()[profile(g, m.h.cfg.resolve(g.Limits))]
 	m.mu.Unlock()
 	if fp == nil {
 		return false, 0
 	}
-	fp.mu.Lock()
-	defer fp.mu.Unlock()
-	return fp.snap != nil, len(fp.idle)
+	return fp.snap.Load() != nil, fp.idle.len()
 }
 
 // heldTotal adds up what the module's pools hold, as the budget should
@@ -73,21 +71,19 @@ func heldTotal(t *testing.T, m *Module) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var n int64
-	for _, fp := range m.fresh {
-		fp.mu.Lock()
-		if fp.snap != nil {
-			if !fp.snap.held.linked {
+	for _, fp := range m.freshPools() {
+		if snap := fp.snap.Load(); snap != nil {
+			if !snap.held.linked {
 				t.Errorf("a pool's snapshot is not charged")
 			}
-			n += int64(fp.snap.memSize())
+			n += int64(snap.memSize())
 		}
-		for _, in := range fp.idle {
+		for _, in := range fp.idle.all() {
 			if !in.held.linked {
 				t.Errorf("an idle instance is not charged")
 			}
 			n += in.heldBytes()
 		}
-		fp.mu.Unlock()
 	}
 	return n
 }
@@ -215,9 +211,7 @@ func TestMemoryBudgetBoundsPools(t *testing.T) {
 	}
 	wg.Wait()
 	st := h.MemoryStats()
-	p.mu.Lock()
-	idle := len(p.idle)
-	p.mu.Unlock()
+	idle := p.idle.len()
 	if st.Held > st.Budget || int64(st.Held) != int64(idle)*statePage {
 		t.Errorf("stats %+v with %d idle instances: want the idle ones charged, within the budget", st, idle)
 	}

@@ -22,12 +22,12 @@ func TestRestoreLeavesChangedPagesWritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := string(res.Output)
-	fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
-	if fp == nil || len(fp.idle) != 1 {
+	fp := m.freshPools()[profile(Grant{}, h.cfg.resolve(Limits{}))]
+	if fp == nil || fp.idle.len() != 1 {
 		t.Fatalf("after the first call the pool holds %v", fp)
 	}
-	in := fp.idle[0]
-	all := fp.snap.memSize() / int(osPageSize)
+	in := fp.idle.all()[0]
+	all := fp.snap.Load().memSize() / int(osPageSize)
 	for i, step := range []struct {
 		export string
 		// loose is how many pages the restore leaves writable, or -1
@@ -51,7 +51,7 @@ func TestRestoreLeavesChangedPagesWritable(t *testing.T) {
 		if string(res.Output) != want {
 			t.Fatalf("call %d (%s) found checksum %s, want %s: state leaked", i, step.export, res.Output, want)
 		}
-		if len(fp.idle) != 1 || fp.idle[0] != in {
+		if fp.idle.len() != 1 || fp.idle.all()[0] != in {
 			t.Fatalf("call %d (%s) was not served by the one restored instance", i, step.export)
 		}
 		d := in.alloc.mem.dirty

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillhost/skillhost/abi"
@@ -30,8 +31,11 @@ type Module struct {
 	// instances may run the initialisers with the tick check.
 	once bool
 
+	// fresh holds the restorable instances by profile. Calls read it
+	// without a lock; a new profile's pool replaces the map with a copy,
+	// under mu.
 	mu    sync.Mutex
-	fresh map[string]*freshPool // restorable instances by profile
+	fresh atomic.Pointer[map[string]*freshPool]
 
 	// tools holds the exports found callable: checking them again
 	// allocates (wazero builds the type lists on each request).

@@ -48,10 +48,10 @@ func TestMountBudgetReadOuts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("write_flood %s: %v", st.input, err)
 		}
-		if len(p.idle) != 1 {
-			t.Fatalf("the pool holds %d instances, want 1", len(p.idle))
+		if p.idle.len() != 1 {
+			t.Fatalf("the pool holds %d instances, want 1", p.idle.len())
 		}
-		b := p.idle[0].fsBudget
+		b := p.idle.all()[0].fsBudget
 		t.Logf("write_flood %s: %s; written %d, quota hit %v", st.input, res.Output, b.Written(), b.QuotaHit())
 		if b.Written() != st.written {
 			t.Errorf("write_flood %s: budget counted %d bytes, want %d", st.input, b.Written(), st.written)

@@ -42,8 +42,8 @@ func TestOnceCompilesOneModule(t *testing.T) {
 			t.Errorf("bump %d counted fuel; want the tick check, initialisers included", i)
 		}
 	}
-	if len(m.fresh) != 0 || m.c.cm != nil {
-		t.Errorf("after calls without fuel: %d fresh-state pools, counting module made %v; want none", len(m.fresh), m.c.cm != nil)
+	if len(m.freshPools()) != 0 || m.c.cm != nil {
+		t.Errorf("after calls without fuel: %d fresh-state pools, counting module made %v; want none", len(m.freshPools()), m.c.cm != nil)
 	}
 
 	_, usual := internalModule(t, NewConfig(), "wat/state.wasm")
@@ -128,8 +128,8 @@ func TestOnceThenAsUsual(t *testing.T) {
 			t.Error("the first call's instance ran the initialisers without counting fuel")
 		}
 	}
-	if len(usual.fresh) != 1 {
-		t.Errorf("%d fresh-state pools, want 1", len(usual.fresh))
+	if len(usual.freshPools()) != 1 {
+		t.Errorf("%d fresh-state pools, want 1", len(usual.freshPools()))
 	}
 	if res, err := once.Call(ctx, "bump", nil, nil); err != nil || string(res.Output) != "1001" {
 		t.Errorf("bump loaded for one call: %q, %v", res.Output, err)
@@ -195,8 +195,8 @@ func TestOnceWithoutTheTickCheck(t *testing.T) {
 				t.Errorf("metering %v, call %d: %q, fuel counted %v, %v", cfg.metering, i, res.Output, res.FuelCounted, err)
 			}
 		}
-		if len(m.fresh) != 0 {
-			t.Errorf("metering %v: %d fresh-state pools, want none", cfg.metering, len(m.fresh))
+		if len(m.freshPools()) != 0 {
+			t.Errorf("metering %v: %d fresh-state pools, want none", cfg.metering, len(m.freshPools()))
 		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,14 +26,12 @@ import (
 //
 // A Pool is safe for concurrent use; at most size calls run at once.
 type Pool struct {
-	m    *Module
-	opts CallOptions
-	sem  chan struct{}
-	b    *memBudget // the host's, nil when it has none
+	m     *Module
+	opts  CallOptions
+	slots *slots
+	idle  *idleSet
 
-	mu     sync.Mutex
-	idle   []*instance
-	closed bool
+	closed atomic.Bool
 }
 
 // NewPool returns a pool of up to size warm instances running under opts.
@@ -39,7 +39,10 @@ func (m *Module) NewPool(opts CallOptions, size int) (*Pool, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%w: pool size %d must be positive", ErrBadConfig, size)
 	}
-	return &Pool{m: m, opts: opts, sem: make(chan struct{}, size), b: m.h.budget}, nil
+	if size > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: pool size %d is above %d", ErrBadConfig, size, math.MaxInt32)
+	}
+	return &Pool{m: m, opts: opts, slots: newSlots(int32(size)), idle: newIdleSet(0, m.h.budget)}, nil
 }
 
 // Call runs export in a warm instance, creating one when none is idle.
@@ -53,12 +56,10 @@ func (p *Pool) Call(ctx context.Context, export string, input []byte) (*Result, 
 		return res, ErrClosed
 	}
 	defer p.m.h.leave()
-	select {
-	case p.sem <- struct{}{}:
-	case <-ctx.Done():
-		return res, fmt.Errorf("%w: waiting for a pooled instance: %v", ErrCanceled, ctx.Err())
+	if err := p.slots.acquire(ctx); err != nil {
+		return res, fmt.Errorf("%w: waiting for a pooled instance: %v", ErrCanceled, err)
 	}
-	defer func() { <-p.sem }()
+	defer p.slots.release()
 
 	ctx, cancel := context.WithTimeout(ctx, p.m.h.cfg.resolve(p.opts.Grant.Limits).Timeout)
 	defer cancel()
@@ -78,21 +79,12 @@ func (p *Pool) Call(ctx context.Context, export string, input []byte) (*Result, 
 }
 
 func (p *Pool) get(ctx context.Context) (*instance, error) {
-	p.mu.Lock()
-	if p.closed || p.m.h.closed.Load() {
-		p.mu.Unlock()
+	if p.closed.Load() || p.m.h.closed.Load() {
 		return nil, ErrClosed
 	}
-	if n := len(p.idle); n > 0 {
-		in := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		if p.b != nil {
-			p.b.drop(&in.held)
-		}
-		p.mu.Unlock()
+	if in := p.idle.get(); in != nil {
 		return in, nil
 	}
-	p.mu.Unlock()
 	// Trusted code: its instances run the tick check from the start, and
 	// only the deadline bounds their initialisers.
 	return p.m.newInstance(ctx, p.opts.Grant, &p.opts, true)
@@ -105,34 +97,19 @@ func (p *Pool) put(in *instance) {
 		in.close()
 		return
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	// Checked under the shard's lock, which Close takes after closing:
+	// an instance put back once Close drained the set is closed here.
+	if !p.idle.put(in, p.open, in.heldNode(p)) {
 		in.close()
-		return
 	}
-	p.idle = append(p.idle, in)
-	var victims []*heldNode
-	if p.b != nil {
-		victims = p.b.hold(in.heldNode(p))
-	}
-	p.mu.Unlock()
-	p.b.release(victims)
 }
+
+// open reports whether the pool is not closed.
+func (p *Pool) open() bool { return !p.closed.Load() }
 
 // release closes an idle instance the memory budget evicted.
 func (p *Pool) release(n *heldNode) {
-	p.mu.Lock()
-	var found bool
-	for i, in := range p.idle {
-		if in == n.in {
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
-			found = true
-			break
-		}
-	}
-	p.mu.Unlock()
-	if found {
+	if p.idle.remove(n.in) {
 		n.in.close()
 	}
 }
@@ -140,14 +117,71 @@ func (p *Pool) release(n *heldNode) {
 // Close discards the idle instances; calls in flight finish first and
 // their instances are then discarded too.
 func (p *Pool) Close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	for _, in := range p.idle {
-		if p.b != nil {
-			p.b.drop(&in.held)
-		}
+	p.closed.Store(true)
+	for _, in := range p.idle.drain() {
 		in.close()
 	}
-	p.idle = nil
+}
+
+// slots bounds how many calls of a pool run at once. While there is room
+// a call takes and gives back its slot with one atomic operation each; a
+// call that finds none waits for a slot to be given back.
+type slots struct {
+	size    int32
+	used    atomic.Int32
+	waiting atomic.Int32
+
+	mu sync.Mutex
+	// wake is closed, and replaced, when a slot is given back while
+	// calls wait.
+	wake chan struct{}
+}
+
+func newSlots(size int32) *slots { return &slots{size: size, wake: make(chan struct{})} }
+
+func (s *slots) tryAcquire() bool {
+	for {
+		u := s.used.Load()
+		if u >= s.size {
+			return false
+		}
+		if s.used.CompareAndSwap(u, u+1) {
+			return true
+		}
+	}
+}
+
+// acquire takes a slot, waiting until one is free or ctx is done.
+func (s *slots) acquire(ctx context.Context) error {
+	if s.tryAcquire() {
+		return nil
+	}
+	// A waiter counts itself before it looks again: a slot given back
+	// after that look sees it waiting and closes the channel it holds.
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	for {
+		s.mu.Lock()
+		wake := s.wake
+		s.mu.Unlock()
+		if s.tryAcquire() {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// release gives a slot back.
+func (s *slots) release() {
+	s.used.Add(-1)
+	if s.waiting.Load() > 0 {
+		s.mu.Lock()
+		close(s.wake)
+		s.wake = make(chan struct{})
+		s.mu.Unlock()
+	}
 }

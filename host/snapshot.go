@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -78,11 +80,14 @@ type freshPool struct {
 	// that module is ready.
 	tick bool
 
-	mu   sync.Mutex
-	snap *snapshot
-	idle []*instance
-	// coldReason is set when a warm-up call failed: later snapshots are
-	// taken without warm-up.
+	// snap is the state instances are restored to, nil until the first
+	// instance is initialised and again once the budget dropped it.
+	snap atomic.Pointer[snapshot]
+	idle *idleSet
+
+	// mu is held to set snap, and for coldReason, which is set when a
+	// warm-up call failed: later snapshots are taken without warm-up.
+	mu         sync.Mutex
 	coldReason error
 }
 
@@ -148,42 +153,38 @@ func profile(g Grant, limits Limits) string {
 // calls count no fuel, so that it keeps instances with the tick check once
 // the module has one (see put).
 func (m *Module) freshPool(key string, tick bool) *freshPool {
+	if fresh := m.fresh.Load(); fresh != nil {
+		if fp, ok := (*fresh)[key]; ok {
+			return fp
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if fp, ok := m.fresh[key]; ok {
+	var pools map[string]*freshPool
+	if fresh := m.fresh.Load(); fresh != nil {
+		pools = *fresh
+	}
+	if fp, ok := pools[key]; ok {
 		return fp
 	}
-	if len(m.fresh) >= maxStates && (m.h.budget == nil || len(m.fresh) >= maxBudgetedStates) {
+	if len(pools) >= maxStates && (m.h.budget == nil || len(pools) >= maxBudgetedStates) {
 		return nil
 	}
-	if m.fresh == nil {
-		m.fresh = map[string]*freshPool{}
+	fp := &freshPool{b: m.h.budget, tick: tick, idle: newIdleSet(maxIdle(m.h.budget), m.h.budget)}
+	pools = maps.Clone(pools)
+	if pools == nil {
+		pools = map[string]*freshPool{}
 	}
-	fp := &freshPool{b: m.h.budget, tick: tick}
-	m.fresh[key] = fp
+	pools[key] = fp
+	m.fresh.Store(&pools)
 	return fp
 }
 
-func (fp *freshPool) get() *instance {
-	fp.mu.Lock()
-	defer fp.mu.Unlock()
-	if n := len(fp.idle); n > 0 {
-		in := fp.idle[n-1]
-		fp.idle = fp.idle[:n-1]
-		if fp.b != nil {
-			fp.b.drop(&in.held)
-		}
-		return in
-	}
-	return nil
-}
+// get takes an idle instance, or returns nil when none is.
+func (fp *freshPool) get() *instance { return fp.idle.get() }
 
 // current returns the pool's snapshot, or nil before one was taken.
-func (fp *freshPool) current() *snapshot {
-	fp.mu.Lock()
-	defer fp.mu.Unlock()
-	return fp.snap
-}
+func (fp *freshPool) current() *snapshot { return fp.snap.Load() }
 
 // take records the state of a just-initialised instance, once per pool.
 // With mapped memory the instance's memory is bound to the new image at
@@ -191,7 +192,7 @@ func (fp *freshPool) current() *snapshot {
 // instance must not run.
 func (fp *freshPool) take(in *instance) error {
 	fp.mu.Lock()
-	snap, warm := fp.snap, fp.coldReason == nil
+	snap, warm := fp.snap.Load(), fp.coldReason == nil
 	fp.mu.Unlock()
 	if snap != nil {
 		// Another instance was first: this one starts from its snapshot
@@ -216,7 +217,7 @@ func (fp *freshPool) take(in *instance) error {
 		fp.mu.Unlock()
 		fp.b.release(victims)
 	}()
-	if fp.snap != nil {
+	if fp.snap.Load() != nil {
 		return nil
 	}
 	s := &snapshot{}
@@ -238,9 +239,10 @@ func (fp *freshPool) take(in *instance) error {
 	for _, g := range in.globals() {
 		s.globals = append(s.globals, g.Get())
 	}
-	fp.snap = s
+	// Complete before it is published: put reads it without a lock.
+	s.held = heldNode{bytes: int64(s.memSize()), owner: fp, snap: s}
+	fp.snap.Store(s)
 	if fp.b != nil {
-		s.held = heldNode{bytes: int64(s.memSize()), owner: fp, snap: s}
 		victims = fp.b.hold(&s.held)
 	}
 	return nil
@@ -312,9 +314,7 @@ func (in *instance) adopt(s *snapshot) error {
 // put restores in to the snapshot and keeps it for the next call; it
 // reports false when in cannot be restored and must be closed.
 func (fp *freshPool) put(in *instance) bool {
-	fp.mu.Lock()
-	snap := fp.snap
-	fp.mu.Unlock()
+	snap := fp.snap.Load()
 	if snap == nil || in.uses >= maxReuse {
 		return false
 	}
@@ -329,29 +329,19 @@ func (fp *freshPool) put(in *instance) bool {
 	if err := in.restore(snap); err != nil {
 		return false
 	}
-	fp.mu.Lock()
-	if fp.snap != snap || len(fp.idle) >= fp.maxIdle() {
-		fp.mu.Unlock()
-		return false
-	}
-	fp.idle = append(fp.idle, in)
-	var victims []*heldNode
-	if fp.b != nil {
-		// The snapshot goes behind the instance: it is released only
-		// after its pool's idle instances.
-		victims = fp.b.hold(in.heldNode(fp), &snap.held)
-	}
-	fp.mu.Unlock()
-	fp.b.release(victims)
-	return true
+	// Kept only while the snapshot is the pool's, checked under the
+	// shard's lock, which release takes after dropping the snapshot. The
+	// snapshot goes behind the instance in the budget: it is released
+	// only after its pool's idle instances.
+	return fp.idle.put(in, func() bool { return fp.snap.Load() == snap }, in.heldNode(fp), &snap.held)
 }
 
-// maxIdle is how many idle instances the pool keeps: without a memory
-// budget, twice the processors; with one, which bounds what every pool
-// holds together, as many as calls left (up to maxBudgetedIdle), so that
-// many concurrent callers of one tool do not each instantiate afresh.
-func (fp *freshPool) maxIdle() int {
-	if fp.b != nil {
+// maxIdle is how many idle instances a fresh-state pool keeps: without a
+// memory budget, twice the processors; with one, which bounds what every
+// pool holds together, as many as calls left (up to maxBudgetedIdle), so
+// that many concurrent callers of one tool do not each instantiate afresh.
+func maxIdle(b *memBudget) int {
+	if b != nil {
 		return maxBudgetedIdle
 	}
 	return 2 * runtime.GOMAXPROCS(0)
@@ -360,28 +350,19 @@ func (fp *freshPool) maxIdle() int {
 // release closes an idle instance the memory budget evicted, or drops the
 // pool's snapshot with the instances restored from it.
 func (fp *freshPool) release(n *heldNode) {
-	fp.mu.Lock()
-	var closing []*instance
-	switch {
-	case n.in != nil:
-		for i, in := range fp.idle {
-			if in == n.in {
-				fp.idle = append(fp.idle[:i], fp.idle[i+1:]...)
-				closing = append(closing, in)
-				break
-			}
+	if n.in != nil {
+		if fp.idle.remove(n.in) {
+			n.in.close()
 		}
-	case fp.snap == n.snap:
-		fp.snap = nil
-		closing = fp.idle
-		fp.idle = nil
-		for _, in := range closing {
-			fp.b.drop(&in.held)
-		}
+		return
 	}
+	fp.mu.Lock()
+	dropped := fp.snap.CompareAndSwap(n.snap, nil)
 	fp.mu.Unlock()
-	for _, in := range closing {
-		in.close()
+	if dropped {
+		for _, in := range fp.idle.drain() {
+			in.close()
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"slices"
 	"testing"
 )
 
@@ -22,24 +21,24 @@ func TestRestoredInstancesAreReused(t *testing.T) {
 		if err != nil || string(res.Output) != "1001" {
 			t.Fatalf("bump %d: %q, %v", i, res.Output, err)
 		}
-		fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
-		if fp == nil || len(fp.idle) != 1 {
+		fp := m.freshPools()[profile(Grant{}, h.cfg.resolve(Limits{}))]
+		if fp == nil || fp.idle.len() != 1 {
 			t.Fatalf("after call %d the pool holds %v", i, fp)
 		}
 		if first == nil {
-			first = fp.idle[0]
-		} else if fp.idle[0] != first {
+			first = fp.idle.all()[0]
+		} else if fp.idle.all()[0] != first {
 			t.Fatalf("call %d was served by a new instance", i)
 		}
-		if fp.idle[0].uses != i+1 {
-			t.Errorf("instance served %d calls, want %d", fp.idle[0].uses, i+1)
+		if fp.idle.all()[0].uses != i+1 {
+			t.Errorf("instance served %d calls, want %d", fp.idle.all()[0].uses, i+1)
 		}
 	}
 	if _, err := m.Call(ctx, "grow", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
-	if len(fp.idle) != 0 {
+	fp := m.freshPools()[profile(Grant{}, h.cfg.resolve(Limits{}))]
+	if fp.idle.len() != 0 {
 		t.Error("an instance whose memory grew went back to the pool")
 	}
 }
@@ -59,7 +58,7 @@ func TestTickPoolKeepsTickedInstances(t *testing.T) {
 		t.Fatalf("first bump: %q, fuel counted %v, %v; want 1001, counted", res.Output, res.FuelCounted, err)
 	}
 	m.c.waitTick(h)
-	fp := m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))]
+	fp := m.freshPools()[profile(Grant{}, h.cfg.resolve(Limits{}))]
 	var first *instance
 	for i := range 4 {
 		res, err := m.Call(ctx, "bump", nil, nil)
@@ -103,9 +102,7 @@ func TestTrustedPoolTurnsToTheTickCheck(t *testing.T) {
 		if i > 0 && res.FuelCounted {
 			t.Errorf("pooled call %d counted fuel", i+2)
 		}
-		p.mu.Lock()
-		idle := slices.Clone(p.idle)
-		p.mu.Unlock()
+		idle := p.idle.all()
 		if len(idle) > 0 && !idle[0].ticked && i > 0 {
 			t.Errorf("after pooled call %d the pool keeps an instance that counts fuel", i+2)
 		}

@@ -142,7 +142,7 @@ func TestOneProcessor(t *testing.T) {
 		if i == 0 {
 			continue // the instance that initialised, counting fuel, may retire
 		}
-		sameIdleInstance(t, m.fresh[profile(Grant{}, h.cfg.resolve(Limits{}))], &first, i)
+		sameIdleInstance(t, m.freshPools()[profile(Grant{}, h.cfg.resolve(Limits{}))], &first, i)
 	}
 }
 
