@@ -102,10 +102,15 @@ func (s *idleSet) get() *instance {
 }
 
 // put keeps in idle, in the home shard if it has room, charging the
-// budget with hold (most recently used last) and releasing what that
-// evicts. keep, when not nil, is asked with the shard locked; put reports
-// false, keeping nothing, when it refuses or every shard is full.
-func (s *idleSet) put(in *instance, keep func() bool, hold ...*heldNode) bool {
+// budget for node (in's) and then stamping after (its snapshot, or nil) as
+// used, and releasing what that evicts. keep, when not nil, is asked with
+// the shard locked; put reports false, keeping nothing, when it refuses or
+// every shard is full.
+func (s *idleSet) put(in *instance, keep func() bool, node, after *heldNode) bool {
+	var bytes int64
+	if s.b != nil {
+		bytes = in.heldBytes()
+	}
 	home := s.home()
 	for k := range s.shards {
 		sh := &s.shards[(home+k)%len(s.shards)]
@@ -125,7 +130,7 @@ func (s *idleSet) put(in *instance, keep func() bool, hold ...*heldNode) bool {
 		sh.n.Store(int32(len(sh.list)))
 		var victims []*heldNode
 		if s.b != nil {
-			victims = s.b.hold(hold...)
+			victims = s.b.charge(node, bytes, after)
 		}
 		sh.mu.Unlock()
 		s.b.release(victims)

@@ -237,6 +237,9 @@ func (in *instance) reusable() bool {
 }
 
 func (in *instance) close() {
+	if in.held.registered.Load() {
+		in.m.h.budget.forget(&in.held)
+	}
 	in.disarm()
 	if in.mod != nil {
 		in.mod.Close(context.Background())

@@ -8,13 +8,13 @@ import (
 // The memory budget (Config.WithMemoryBudget) bounds what the host holds
 // between calls, across every module and pool: idle warm instances, and
 // the snapshots fresh-state instances are restored from. Each of them is a
-// heldNode in one list, least recently used first; when the total passes
-// the budget, the oldest are released until it fits again: an idle
-// instance is closed, a snapshot dropped together with the idle instances
-// restored from it (the next call of its profile instantiates afresh and
-// takes a new one). A snapshot is moved behind its instance each time an
-// instance of its pool is put back, so a pool's idle instances go before
-// its snapshot.
+// heldNode, stamped from one clock each time it is used; when the total
+// charged passes the budget, the least recently used are released until
+// it fits again: an idle instance is closed, a snapshot dropped together
+// with the idle instances restored from it (the next call of its profile
+// instantiates afresh and takes a new one). A snapshot is stamped after
+// its instance each time an instance of its pool is put back, so a pool's
+// idle instances go before its snapshot.
 //
 // An instance is charged its linear memory's size: the most it can hold
 // privately, as the pages of a mapped memory it has not written are the
@@ -23,18 +23,29 @@ import (
 // Memory of calls in flight is not held and not charged: each call is
 // bounded by its own memory limit.
 //
+// Calls take no lock of the budget: charging, uncharging and stamping are
+// atomic operations, so that calls on different processors do not queue
+// on one lock (see RATIONALE.md, "Pools without a shared lock"). The
+// budget's lock is taken to register a node, the first time it is
+// charged, to forget it when its instance is closed or its snapshot
+// dropped, and to choose victims once the total is past the budget, from
+// the nodes charged then, oldest first.
+//
 // Locks: a pool's lock is taken before the budget's (put and get change
-// the pool's idle list and the node together); release runs with no lock
-// held and takes the owner's lock itself, so an instance a get took in
-// between is simply not found.
+// the pool's idle list and the node's charge together); release runs with
+// no lock held and takes the owner's lock itself, so an instance a get
+// took in between is simply not found, and goes on uncharged until it is
+// put back.
 
 // memBudget is the host's budget of held memory; nil means none.
 type memBudget struct {
 	limit int64
+	used  atomic.Int64
+	// clock stamps the nodes as they are used.
+	clock atomic.Uint64
 
-	mu         sync.Mutex
-	used       int64
-	head, tail *heldNode // head: least recently used
+	mu    sync.Mutex
+	nodes map[*heldNode]struct{} // every node that may be charged
 
 	evictions atomic.Int64
 }
@@ -42,18 +53,21 @@ type memBudget struct {
 // heldNode is one thing the budget charges: an idle instance or a
 // snapshot.
 type heldNode struct {
-	prev, next *heldNode
-	linked     bool
-	bytes      int64
-	owner      heldOwner
-	in         *instance // nil for a snapshot
-	snap       *snapshot // nil for an instance
+	// charge is what the node is charged now, 0 when it is not.
+	charge atomic.Int64
+	// stamp orders the nodes by last use.
+	stamp atomic.Uint64
+	// registered is set while the node is in the budget's nodes.
+	registered atomic.Bool
+
+	owner heldOwner
+	in    *instance // nil for a snapshot
+	snap  *snapshot // nil for an instance
 }
 
 // heldOwner is what holds a node's instance or snapshot: a fresh-state
 // pool or a Pool. release drops the node's thing if the owner still holds
-// it idle; it reports the nodes that went with it (a snapshot's idle
-// instances), already unlinked.
+// it idle, uncharging what goes with it.
 type heldOwner interface {
 	release(n *heldNode)
 }
@@ -62,39 +76,103 @@ func newMemBudget(limit uint64) *memBudget {
 	if limit == 0 {
 		return nil
 	}
-	return &memBudget{limit: int64(min(limit, 1<<62))}
+	return &memBudget{limit: int64(min(limit, 1<<62)), nodes: map[*heldNode]struct{}{}}
 }
 
-// hold charges nodes as most recently used, the last most recently
-// (moving a node to the back if it is already charged), and returns the
-// nodes that must be released to stay within the budget, possibly some of
-// nodes. The caller holds its pool's lock and must call release on the
-// victims after unlocking.
-func (b *memBudget) hold(nodes ...*heldNode) []*heldNode {
+// charge charges n bytes as most recently used, registering it the first
+// time, and stamps after (a snapshot, or nil) as used just after it, if it
+// is charged. It returns the nodes that must be released to make room,
+// least recently used first, already uncharged (n itself when it cannot
+// fit); the caller holds the lock of n's owner and calls release on them
+// once it has let go. The total never passes the budget: a charge that
+// does not fit makes room first, under the budget's lock.
+func (b *memBudget) charge(n *heldNode, bytes int64, after *heldNode) []*heldNode {
+	if !n.registered.Load() {
+		b.mu.Lock()
+		b.nodes[n] = struct{}{}
+		n.registered.Store(true)
+		b.mu.Unlock()
+	}
+	t := b.clock.Add(2)
+	n.stamp.Store(t - 1)
+	if after != nil && after.charge.Load() > 0 {
+		after.stamp.Store(t)
+	}
+	b.drop(n)
+	if b.fit(bytes) {
+		n.charge.Store(bytes)
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, n := range nodes {
-		if n.linked {
-			b.unlink(n)
-		}
-		b.link(n)
-	}
 	var victims []*heldNode
-	for b.used > b.limit && b.head != nil {
-		v := b.head
-		b.unlink(v)
+	for !b.fit(bytes) {
+		v := b.oldest()
+		if v == nil {
+			// Nothing else is charged: n alone is past the budget.
+			return append(victims, n)
+		}
 		victims = append(victims, v)
 	}
+	n.charge.Store(bytes)
 	return victims
+}
+
+// fit adds bytes to the total if it stays within the budget.
+func (b *memBudget) fit(bytes int64) bool {
+	for {
+		u := b.used.Load()
+		if u+bytes > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+bytes) {
+			return true
+		}
+	}
+}
+
+// oldest uncharges and returns the least recently used charged node, or
+// nil when none is. The caller holds the budget's lock.
+func (b *memBudget) oldest() *heldNode {
+	for {
+		var v *heldNode
+		var vt uint64
+		for n := range b.nodes {
+			if n.charge.Load() > 0 {
+				if t := n.stamp.Load(); v == nil || t < vt {
+					v, vt = n, t
+				}
+			}
+		}
+		if v == nil {
+			return nil
+		}
+		// A get may have taken the instance since: then it is no
+		// longer charged, and not a victim.
+		if c := v.charge.Swap(0); c != 0 {
+			b.used.Add(-c)
+			return v
+		}
+	}
 }
 
 // drop stops charging n, if it was.
 func (b *memBudget) drop(n *heldNode) {
-	b.mu.Lock()
-	if n.linked {
-		b.unlink(n)
+	if c := n.charge.Swap(0); c != 0 {
+		b.used.Add(-c)
 	}
-	b.mu.Unlock()
+}
+
+// forget stops charging n and unregisters it: its instance is closed or
+// its snapshot dropped.
+func (b *memBudget) forget(n *heldNode) {
+	b.drop(n)
+	if n.registered.Load() {
+		b.mu.Lock()
+		delete(b.nodes, n)
+		n.registered.Store(false)
+		b.mu.Unlock()
+	}
 }
 
 // release hands each victim back to its owner to be closed or dropped.
@@ -104,33 +182,6 @@ func (b *memBudget) release(victims []*heldNode) {
 		b.evictions.Add(1)
 		v.owner.release(v)
 	}
-}
-
-func (b *memBudget) link(n *heldNode) {
-	n.prev, n.next = b.tail, nil
-	if b.tail != nil {
-		b.tail.next = n
-	} else {
-		b.head = n
-	}
-	b.tail = n
-	n.linked = true
-	b.used += n.bytes
-}
-
-func (b *memBudget) unlink(n *heldNode) {
-	if n.prev != nil {
-		n.prev.next = n.next
-	} else {
-		b.head = n.next
-	}
-	if n.next != nil {
-		n.next.prev = n.prev
-	} else {
-		b.tail = n.prev
-	}
-	n.prev, n.next, n.linked = nil, nil, false
-	b.used -= n.bytes
 }
 
 // MemoryStats says what the host holds between calls.
@@ -152,20 +203,16 @@ func (h *Host) MemoryStats() MemoryStats {
 	if b == nil {
 		return MemoryStats{}
 	}
-	b.mu.Lock()
-	used := b.used
-	b.mu.Unlock()
-	return MemoryStats{Budget: uint64(b.limit), Held: uint64(used), Evictions: uint64(b.evictions.Load())}
+	return MemoryStats{Budget: uint64(b.limit), Held: uint64(b.used.Load()), Evictions: uint64(b.evictions.Load())}
 }
 
 // heldNode returns the node that charges the idle instance to owner.
 // The node's owner and instance are set once, before the node is first
-// linked, and never change: release reads them with no lock held.
+// charged, and never change: release reads them with no lock held.
 func (in *instance) heldNode(owner heldOwner) *heldNode {
 	if in.held.owner == nil {
 		in.held.owner, in.held.in = owner, in
 	}
-	in.held.bytes = in.heldBytes()
 	return &in.held
 }
 

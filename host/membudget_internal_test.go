@@ -73,13 +73,13 @@ func heldTotal(t *testing.T, m *Module) int64 {
 	var n int64
 	for _, fp := range m.freshPools() {
 		if snap := fp.snap.Load(); snap != nil {
-			if !snap.held.linked {
+			if snap.held.charge.Load() == 0 {
 				t.Errorf("a pool's snapshot is not charged")
 			}
 			n += int64(snap.memSize())
 		}
 		for _, in := range fp.idle.all() {
-			if !in.held.linked {
+			if in.held.charge.Load() == 0 {
 				t.Errorf("an idle instance is not charged")
 			}
 			n += in.heldBytes()

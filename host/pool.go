@@ -99,7 +99,7 @@ func (p *Pool) put(in *instance) {
 	}
 	// Checked under the shard's lock, which Close takes after closing:
 	// an instance put back once Close drained the set is closed here.
-	if !p.idle.put(in, p.open, in.heldNode(p)) {
+	if !p.idle.put(in, p.open, in.heldNode(p), nil) {
 		in.close()
 	}
 }

@@ -63,7 +63,7 @@ func TestIdleSetHammer(t *testing.T) {
 				st := states[in]
 				mu.Unlock()
 				st.Store(stateIdle)
-				if !s.put(in, nil) {
+				if !s.put(in, nil, nil, nil) {
 					st.Store(stateGone)
 					gone.Add(1)
 				}
@@ -123,12 +123,12 @@ func TestIdleSetBounds(t *testing.T) {
 	var kept []*instance
 	for range bound {
 		in := &instance{}
-		if !s.put(in, nil) {
+		if !s.put(in, nil, nil, nil) {
 			t.Fatalf("put %d of %d refused", len(kept)+1, bound)
 		}
 		kept = append(kept, in)
 	}
-	if s.put(&instance{}, nil) {
+	if s.put(&instance{}, nil, nil, nil) {
 		t.Errorf("a put past %d instances was kept", bound)
 	}
 	if got := s.all(); len(got) != bound {
@@ -142,17 +142,17 @@ func TestIdleSetBounds(t *testing.T) {
 	if s.get() != nil {
 		t.Error("get found an instance in an empty set")
 	}
-	if s.put(&instance{}, func() bool { return false }) || s.len() != 0 {
+	if s.put(&instance{}, func() bool { return false }, nil, nil) || s.len() != 0 {
 		t.Error("an instance keep refused was kept")
 	}
 	in := &instance{}
-	s.put(in, nil)
+	s.put(in, nil, nil, nil)
 	if !s.remove(in) || s.remove(in) || s.len() != 0 {
 		t.Error("remove did not take out the idle instance exactly once")
 	}
 	unbounded := newIdleSet(0, nil)
 	for range 100 {
-		if !unbounded.put(&instance{}, nil) {
+		if !unbounded.put(&instance{}, nil, nil, nil) {
 			t.Fatal("an unbounded set refused an instance")
 		}
 	}

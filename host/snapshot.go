@@ -240,10 +240,10 @@ func (fp *freshPool) take(in *instance) error {
 		s.globals = append(s.globals, g.Get())
 	}
 	// Complete before it is published: put reads it without a lock.
-	s.held = heldNode{bytes: int64(s.memSize()), owner: fp, snap: s}
+	s.held.owner, s.held.snap = fp, s
 	fp.snap.Store(s)
 	if fp.b != nil {
-		victims = fp.b.hold(&s.held)
+		victims = fp.b.charge(&s.held, int64(s.memSize()), nil)
 	}
 	return nil
 }
@@ -359,6 +359,7 @@ func (fp *freshPool) release(n *heldNode) {
 	fp.mu.Lock()
 	dropped := fp.snap.CompareAndSwap(n.snap, nil)
 	fp.mu.Unlock()
+	fp.b.forget(n)
 	if dropped {
 		for _, in := range fp.idle.drain() {
 			in.close()
