@@ -65,24 +65,37 @@ func held(m *Module, g Grant) (snap bool, idle int) {
 }
 
 // heldTotal adds up what the module's pools hold, as the budget should
-// charge it: every snapshot and every idle instance.
+// charge it: every snapshot and every idle instance. It also checks that
+// the budget knows of nothing else: no closed instance, no dropped
+// snapshot.
 func heldTotal(t *testing.T, m *Module) int64 {
 	t.Helper()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var n int64
+	live := map[*heldNode]bool{}
 	for _, fp := range m.freshPools() {
 		if snap := fp.snap.Load(); snap != nil {
 			if snap.held.charge.Load() == 0 {
 				t.Errorf("a pool's snapshot is not charged")
 			}
 			n += int64(snap.memSize())
+			live[&snap.held] = true
 		}
 		for _, in := range fp.idle.all() {
 			if in.held.charge.Load() == 0 {
 				t.Errorf("an idle instance is not charged")
 			}
 			n += in.heldBytes()
+			live[&in.held] = true
+		}
+	}
+	b := m.h.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for node := range b.nodes {
+		if !live[node] {
+			t.Errorf("the budget knows of a node that is neither an idle instance nor a snapshot (charged %d)", node.charge.Load())
 		}
 	}
 	return n
