@@ -282,7 +282,8 @@ func wantLCG(n int) string {
 // per call: it stays the same from one caller to two when nothing makes
 // concurrent calls cost more, even while other jobs hold the cores.
 // restore=protect restores as restores did before they left changed pages
-// writable (see dirtyTracker.restore).
+// writable (see dirtyTracker.restore); budget runs under a memory budget,
+// as an Engine does.
 func BenchmarkParallelCall(b *testing.B) {
 	for _, c := range []benchCase{
 		{name: "go-echo", file: benchGoGuest, export: "echo", input: "ping", want: "ping"},
@@ -322,6 +323,29 @@ func BenchmarkParallelCall(b *testing.B) {
 				reportCalls(b, cpu)
 			})
 		}
+		b.Run("guest="+c.name+"/state=fresh/budget", func(b *testing.B) {
+			// Under a memory budget, as an Engine runs.
+			hb := newHost(b, testConfig().WithMemoryBudget(1<<30))
+			mb, err := hb.Load(context.Background(), c.wasm(b), host.LoadOptions{Name: c.file})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			res, err := mb.Call(ctx, c.export, input, nil)
+			benchCheck(b, c, "skillhost")(0, res.Output, err)
+			b.ResetTimer()
+			b.ReportAllocs()
+			cpu := processCPU()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := mb.Call(ctx, c.export, input, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			reportCalls(b, cpu)
+		})
 		b.Run("guest="+c.name+"/state=pool", func(b *testing.B) {
 			ctx := context.Background()
 			p, err := m.NewPool(host.CallOptions{}, runtime.GOMAXPROCS(0))
