@@ -283,7 +283,8 @@ func wantLCG(n int) string {
 // concurrent calls cost more, even while other jobs hold the cores.
 // restore=protect restores as restores did before they left changed pages
 // writable (see dirtyTracker.restore); budget runs under a memory budget,
-// as an Engine does.
+// as an Engine does; raw is raw wazero with an instance per caller, the
+// machine's own scaling at the time.
 func BenchmarkParallelCall(b *testing.B) {
 	for _, c := range []benchCase{
 		{name: "go-echo", file: benchGoGuest, export: "echo", input: "ping", want: "ping"},
@@ -339,6 +340,30 @@ func BenchmarkParallelCall(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := mb.Call(ctx, c.export, input, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			reportCalls(b, cpu)
+		})
+		b.Run("guest="+c.name+"/state=raw", func(b *testing.B) {
+			// Raw wazero, one instance per caller: what the machine gives
+			// two callers at the moment.
+			guests := make(chan *rawGuest, runtime.GOMAXPROCS(0))
+			for range cap(guests) {
+				g := newRawGuest(b, c.wasm(b), c.export, false)
+				_, out, err := g.call(input)
+				benchCheck(b, c, "raw")(0, out, err)
+				guests <- g
+			}
+			b.ResetTimer()
+			b.ReportAllocs()
+			cpu := processCPU()
+			b.RunParallel(func(pb *testing.PB) {
+				g := <-guests
+				for pb.Next() {
+					if _, _, err := g.call(input); err != nil {
 						b.Error(err)
 						return
 					}

@@ -188,8 +188,14 @@ func (t *dirtyTracker) restore(dst, src []byte, st *dirtyState) error {
 	return nil
 }
 
+// scan runs one PAGEMAP_SCAN. It is a raw system call, which the Go
+// scheduler does not see: a scan takes microseconds and waits for nothing
+// but the process's memory-map lock, and a call the scheduler saw would
+// keep its monitor thread polling for processors to take back every 20 µs
+// while calls restore, waking between two callers that hold every core
+// (see RATIONALE.md, "Pools without a shared lock").
 func (t *dirtyTracker) scan(arg *pmScanArg) (int, error) {
-	n, _, errno := syscall.Syscall(syscall.SYS_IOCTL, t.pm, pagemapScan, uintptr(unsafe.Pointer(arg)))
+	n, _, errno := syscall.RawSyscall(syscall.SYS_IOCTL, t.pm, pagemapScan, uintptr(unsafe.Pointer(arg)))
 	if errno != 0 {
 		return 0, errno
 	}
