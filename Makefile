@@ -31,14 +31,15 @@ run: build
 	./$(BIN) serve
 
 # What CI runs (.ci/run): every test under the race detector, then every
-# benchmark once so they keep compiling and running. TestEveryModuleLoads first
+# benchmark once so they keep compiling and running (with -short, which
+# leaves out the largest catalogues' fills). TestEveryModuleLoads first
 # compiles the guests into the tests' shared cache without the race
 # detector, which would make compiling them take minutes.
 test: setup rust-test
 	$(GO) test -count=1 -run TestEveryModuleLoads ./internal/testenv
 	$(GO) test -race -count=1 $(PKGS)
 	$(MAKE) guide
-	$(GO) test -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
+	$(GO) test -short -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
 	$(MAKE) fuzz FUZZTIME=30s
 
 # The differential fuzz target of the host's loader: no module wazero
@@ -71,12 +72,15 @@ guide: setup
 
 # The Rust guest crates' own tests, natively: the SDK (its typed layer's
 # derive and describe golden file included) and the bundled Rust module.
-# Compiled dependencies are kept in target/ between runs.
+# Both build into one target folder in the user's cache, as Go's builds go
+# to its build cache: their dependencies (serde's derive, syn) are compiled
+# once, not again in every clone. CARGO_TARGET_DIR set overrides it.
+RUST_TEST_TARGET ?= $(or $(CARGO_TARGET_DIR),$(HOME)/.cache/skillhost/rust-test-target)
 rust-test: setup
 	cd guests/rust && eval "$$(sh ../../scripts/rust-target.sh)" && \
-		RUSTC="$$RUSTC" RUSTDOC="$$RUSTDOC" "$$CARGO" test --offline --locked --features typed
+		CARGO_TARGET_DIR="$(RUST_TEST_TARGET)" RUSTC="$$RUSTC" RUSTDOC="$$RUSTDOC" "$$CARGO" test --offline --locked --features typed
 	cd packs/bundled/modules/textconv && eval "$$(sh ../../../../scripts/rust-target.sh)" && \
-		RUSTC="$$RUSTC" RUSTDOC="$$RUSTDOC" "$$CARGO" test --offline --locked
+		CARGO_TARGET_DIR="$(RUST_TEST_TARGET)" RUSTC="$$RUSTC" RUSTDOC="$$RUSTDOC" "$$CARGO" test --offline --locked
 
 # Rebuild every guest module from its source (the .wasm files are committed).
 guests: setup

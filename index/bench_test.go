@@ -34,13 +34,27 @@ import (
 // words), and the ratio of ours to raw (overhead-*-x).
 //
 // Under -race the catalogues above benchSmallMax records are skipped: the
-// race detector makes SQLite tens of times slower.
+// race detector makes SQLite tens of times slower. So they are with
+// -short, which the test run's smoke pass of every benchmark uses: filling
+// them takes most of a minute.
 
 const (
 	benchQueries  = 1200
 	benchSmallMax = 1000
 	benchVocab    = 3000
 )
+
+// skipLarge skips a benchmark of a catalogue above benchSmallMax records
+// under -race and with -short.
+func skipLarge(b *testing.B) {
+	b.Helper()
+	if raceEnabled {
+		b.Skip("large catalogue skipped under -race")
+	}
+	if testing.Short() {
+		b.Skip("large catalogue skipped with -short")
+	}
+}
 
 var stopFill = []string{"the", "a", "of", "to", "for", "and", "with", "in", "from", "by"}
 
@@ -389,8 +403,8 @@ func BenchmarkSearchTools(b *testing.B) {
 		var bs benchStore
 		parent := b
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			if raceEnabled && n > benchSmallMax {
-				b.Skip("large catalogue skipped under -race")
+			if n > benchSmallMax {
+				skipLarge(b)
 			}
 			s, extra := bs.get(b, parent, func(s *Store) (any, error) {
 				tools := genTools(n, uint64(n))
@@ -438,8 +452,8 @@ func BenchmarkSearchSkills(b *testing.B) {
 		var bs benchStore
 		parent := b
 		b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
-			if raceEnabled && n > benchSmallMax {
-				b.Skip("large catalogue skipped under -race")
+			if n > benchSmallMax {
+				skipLarge(b)
 			}
 			s, extra := bs.get(b, parent, func(s *Store) (any, error) {
 				var names []string
@@ -494,9 +508,7 @@ func BenchmarkSearchSkills(b *testing.B) {
 func BenchmarkSyncTools(b *testing.B) {
 	const n = 10000
 	b.Run(fmt.Sprintf("from-scratch/tools=%d", n), func(b *testing.B) {
-		if raceEnabled {
-			b.Skip("large catalogue skipped under -race")
-		}
+		skipLarge(b)
 		tools := genTools(n, 3)
 		ctx := context.Background()
 		b.ReportAllocs()
@@ -589,9 +601,7 @@ func BenchmarkPutSkill(b *testing.B) {
 // generation in place and the search finds them current.
 func benchOneChanged(b *testing.B, setup func(ctx context.Context, s *Store) error,
 	write func(ctx context.Context, s *Store, i int) error, search func(ctx context.Context, s *Store) error) {
-	if raceEnabled {
-		b.Skip("large catalogue skipped under -race")
-	}
+	skipLarge(b)
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(b.TempDir(), "incr.db"), nil)
 	if err != nil {
@@ -631,9 +641,7 @@ func benchOneChanged(b *testing.B, setup func(ctx context.Context, s *Store) err
 // BenchmarkToolSnapshot loads the tool snapshot with its text index, as the
 // first search after a write does.
 func BenchmarkToolSnapshot(b *testing.B) {
-	if raceEnabled {
-		b.Skip("large catalogue skipped under -race")
-	}
+	skipLarge(b)
 	const n = 10000
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(b.TempDir(), "snap.db"), nil)
