@@ -23,13 +23,6 @@ type idleSet struct {
 	perShard int
 	// b is the host's memory budget, nil when it has none.
 	b *memBudget
-
-	// hints keeps, per processor, the index of its home shard: a
-	// sync.Pool's items stay with the processor that put them (see
-	// RATIONALE.md, "Pools without a shared lock"). next numbers the
-	// hints, which the collector may drop at any time.
-	hints sync.Pool
-	next  atomic.Uint32
 }
 
 type idleShard struct {
@@ -64,15 +57,29 @@ func newIdleSet(limit int, b *memBudget) *idleSet {
 const maxShards = 64
 
 // home returns the index of the shard the calling processor prefers.
-func (s *idleSet) home() int {
-	h, _ := s.hints.Get().(*int)
+func (s *idleSet) home() int { return int(processorHint() % uint32(len(s.shards))) }
+
+// processorHints keeps one number per processor: a sync.Pool's items stay
+// with the processor that put them (see RATIONALE.md, "Pools without a
+// shared lock"). The collector may drop them at any time; nextHint numbers
+// the new ones.
+var (
+	processorHints sync.Pool
+	nextHint       atomic.Uint32
+)
+
+// processorHint returns the number of the processor the caller runs on,
+// as far as the hints know it: mostly the same number on the same
+// processor, and different numbers on different ones.
+func processorHint() uint32 {
+	h, _ := processorHints.Get().(*uint32)
 	if h == nil {
-		h = new(int)
-		*h = int(s.next.Add(1)-1) % len(s.shards)
+		h = new(uint32)
+		*h = nextHint.Add(1) - 1
 	}
-	i := *h
-	s.hints.Put(h)
-	return i
+	n := *h
+	processorHints.Put(h)
+	return n
 }
 
 // get takes an idle instance, from the home shard if it has one, and
