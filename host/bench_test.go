@@ -267,6 +267,28 @@ const (
 )
 
 // wantLCG is gobench intloop's and loop_count's output for n.
+// benchParallelFresh calls c's export of m with input from GOMAXPROCS
+// goroutines, each call in fresh state.
+func benchParallelFresh(b *testing.B, m *host.Module, c benchCase, input []byte) {
+	ctx := context.Background()
+	res, err := m.Call(ctx, c.export, input, nil)
+	benchCheck(b, c, "skillhost")(0, res.Output, err)
+	// The check made the instance the calls are restored into; that is
+	// not theirs to pay.
+	b.ResetTimer()
+	b.ReportAllocs()
+	cpu := processCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := m.Call(ctx, c.export, input, nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	reportCalls(b, cpu)
+}
+
 func wantLCG(n int) string {
 	var x uint64
 	for range n {
@@ -305,23 +327,7 @@ func BenchmarkParallelCall(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				defer host.SetProtectAlways(host.SetProtectAlways(protect))
-				ctx := context.Background()
-				res, err := m.Call(ctx, c.export, input, nil)
-				benchCheck(b, c, "skillhost")(0, res.Output, err)
-				// The check made the instance the calls are restored
-				// into; that is not theirs to pay.
-				b.ResetTimer()
-				b.ReportAllocs()
-				cpu := processCPU()
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						if _, err := m.Call(ctx, c.export, input, nil); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-				reportCalls(b, cpu)
+				benchParallelFresh(b, m, c, input)
 			})
 		}
 		b.Run("guest="+c.name+"/state=fresh/budget", func(b *testing.B) {
@@ -331,21 +337,7 @@ func BenchmarkParallelCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx := context.Background()
-			res, err := mb.Call(ctx, c.export, input, nil)
-			benchCheck(b, c, "skillhost")(0, res.Output, err)
-			b.ResetTimer()
-			b.ReportAllocs()
-			cpu := processCPU()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := mb.Call(ctx, c.export, input, nil); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			reportCalls(b, cpu)
+			benchParallelFresh(b, mb, c, input)
 		})
 		b.Run("guest="+c.name+"/state=raw", func(b *testing.B) {
 			// Raw wazero, one instance per caller: what the machine gives
