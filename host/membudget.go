@@ -1,6 +1,8 @@
 package host
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -46,9 +48,24 @@ type memBudget struct {
 
 	mu    sync.Mutex
 	nodes map[*heldNode]struct{} // every node that may be charged
+	// queue holds, oldest first, the charged nodes that were the oldest
+	// when the nodes were last scanned, with their stamps then. Stamps
+	// only grow, so while a queued node keeps its stamp no node charged
+	// now is older: evictions take from the queue, and scan the nodes
+	// again only once it is used up.
+	queue []agedNode
 
 	evictions atomic.Int64
 }
+
+// agedNode is a node with its stamp when it was queued.
+type agedNode struct {
+	n     *heldNode
+	stamp uint64
+}
+
+// queueLen is how many of the oldest nodes one scan queues.
+const queueLen = 64
 
 // heldNode is one thing the budget charges: an idle instance or a
 // snapshot.
@@ -135,25 +152,47 @@ func (b *memBudget) fit(bytes int64) bool {
 // nil when none is. The caller holds the budget's lock.
 func (b *memBudget) oldest() *heldNode {
 	for {
-		var v *heldNode
-		var vt uint64
-		for n := range b.nodes {
-			if n.charge.Load() > 0 {
-				if t := n.stamp.Load(); v == nil || t < vt {
-					v, vt = n, t
-				}
+		for len(b.queue) > 0 {
+			a := b.queue[0]
+			b.queue[0] = agedNode{}
+			b.queue = b.queue[1:]
+			// Used since it was queued: it is no longer among the
+			// oldest. A get may also have taken the instance: then it
+			// is not charged, and not a victim.
+			if a.n.stamp.Load() != a.stamp {
+				continue
+			}
+			if c := a.n.charge.Swap(0); c != 0 {
+				b.used.Add(-c)
+				return a.n
 			}
 		}
-		if v == nil {
+		if !b.scan() {
 			return nil
 		}
-		// A get may have taken the instance since: then it is no
-		// longer charged, and not a victim.
-		if c := v.charge.Swap(0); c != 0 {
-			b.used.Add(-c)
-			return v
-		}
 	}
+}
+
+// scan queues the oldest charged nodes, reporting false when none is.
+func (b *memBudget) scan() bool {
+	q := b.queue[:0]
+	for n := range b.nodes {
+		if n.charge.Load() == 0 {
+			continue
+		}
+		a := agedNode{n, n.stamp.Load()}
+		if len(q) == queueLen {
+			if a.stamp >= q[len(q)-1].stamp {
+				continue
+			}
+			q = q[:len(q)-1]
+		}
+		// Insertion keeps q sorted: it holds at most queueLen.
+		i, _ := slices.BinarySearchFunc(q, a.stamp, func(x agedNode, t uint64) int { return cmp.Compare(x.stamp, t) })
+		q = slices.Insert(q, i, a)
+	}
+	b.queue = q
+	return len(q) > 0
 }
 
 // drop stops charging n, if it was.
@@ -171,6 +210,8 @@ func (b *memBudget) forget(n *heldNode) {
 		b.mu.Lock()
 		delete(b.nodes, n)
 		n.registered.Store(false)
+		// The queue must not hold a closed instance alive.
+		b.queue = slices.DeleteFunc(b.queue, func(a agedNode) bool { return a.n == n })
 		b.mu.Unlock()
 	}
 }

@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -300,4 +302,79 @@ func TestMemoryBudgetKeepsAnInstancePerConcurrentCaller(t *testing.T) {
 	if _, idle := held(m, Grant{}); idle != n {
 		t.Errorf("%d idle instances kept, want %d", idle, n)
 	}
+}
+
+// The budget's own order, against a model of it: every charge past the
+// budget releases exactly the least recently used charged nodes, oldest
+// first, however charges, drops (a get) and forgets (a close) interleave,
+// and many more nodes are charged than one scan queues.
+func TestMemoryBudgetEvictsInOrder(t *testing.T) {
+	const limit, nodes = 3 * queueLen, 8 * queueLen
+	b := newMemBudget(limit)
+	all := make([]*heldNode, nodes)
+	for i := range all {
+		all[i] = &heldNode{}
+	}
+	lastUse := map[*heldNode]int{}
+	charged := map[*heldNode]bool{}
+	oldest := func(k int, except *heldNode) []*heldNode {
+		var c []*heldNode
+		for n := range charged {
+			if n != except {
+				c = append(c, n)
+			}
+		}
+		slices.SortFunc(c, func(x, y *heldNode) int { return lastUse[x] - lastUse[y] })
+		return c[:min(k, len(c))]
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	evicted := 0
+	for step := range 20000 {
+		n := all[r.IntN(nodes)]
+		switch op := r.IntN(10); {
+		case op < 7:
+			var want []*heldNode
+			if over := len(charged) - boolInt(charged[n]) + 1 - limit; over > 0 {
+				want = oldest(over, n)
+			}
+			victims := b.charge(n, 1, nil)
+			if !slices.Equal(victims, want) {
+				t.Fatalf("step %d: charging a node released %d nodes, want the %d oldest in order", step, len(victims), len(want))
+			}
+			for _, v := range victims {
+				delete(charged, v)
+			}
+			evicted += len(victims)
+			charged[n] = true
+			lastUse[n] = step
+		case op < 9:
+			b.drop(n)
+			delete(charged, n)
+		default:
+			b.forget(n)
+			delete(charged, n)
+		}
+		if got := b.used.Load(); got != int64(len(charged)) || got > limit {
+			t.Fatalf("step %d: %d charged, the model has %d (budget %d)", step, got, len(charged), limit)
+		}
+	}
+	if evicted < 10*queueLen {
+		t.Errorf("only %d evictions: the queue was hardly used", evicted)
+	}
+	// A node larger than the budget releases everything else, then itself.
+	big := &heldNode{}
+	want := append(oldest(len(charged), big), big)
+	if victims := b.charge(big, limit+1, nil); !slices.Equal(victims, want) {
+		t.Errorf("a node past the budget released %d nodes, want all %d charged and itself", len(victims), len(want))
+	}
+	if got := b.used.Load(); got != 0 {
+		t.Errorf("after it: %d charged, want 0", got)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
