@@ -75,7 +75,7 @@ guide: setup
 # Both build into one target folder in the user's cache, as Go's builds go
 # to its build cache: their dependencies (serde's derive, syn) are compiled
 # once, not again in every clone. CARGO_TARGET_DIR set overrides it.
-RUST_TEST_TARGET ?= $(or $(CARGO_TARGET_DIR),$(HOME)/.cache/skillhost/rust-test-target)
+RUST_TEST_TARGET ?= $(or $(CARGO_TARGET_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/skillhost/rust-test-target)
 rust-test: setup
 	cd guests/rust && eval "$$(sh ../../scripts/rust-target.sh)" && \
 		CARGO_TARGET_DIR="$(RUST_TEST_TARGET)" RUSTC="$$RUSTC" RUSTDOC="$$RUSTDOC" "$$CARGO" test --offline --locked --features typed
