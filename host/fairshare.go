@@ -37,10 +37,9 @@ type fairShare struct {
 	// each wants a processor of its own.
 	busy atomic.Int32
 
-	mu sync.Mutex
-	// changed is closed, and replaced, when a parked guest may be able
-	// to resume.
-	changed chan struct{}
+	// changed wakes the parked guests when one of them may be able to
+	// resume.
+	changed signal
 }
 
 // shareGroup is one group's guests.
@@ -151,12 +150,7 @@ func (f *fairShare) yield(ctx context.Context, g *shareGroup) error {
 	// Fewer run now: another parked guest may go on.
 	f.wake()
 	for {
-		f.mu.Lock()
-		if f.changed == nil {
-			f.changed = make(chan struct{})
-		}
-		ch := f.changed
-		f.mu.Unlock()
+		ch := f.changed.wait()
 		if !f.over(g, 1) {
 			return nil
 		}
@@ -169,11 +163,4 @@ func (f *fairShare) yield(ctx context.Context, g *shareGroup) error {
 }
 
 // wake lets the parked guests look again.
-func (f *fairShare) wake() {
-	f.mu.Lock()
-	if f.changed != nil {
-		close(f.changed)
-		f.changed = nil
-	}
-	f.mu.Unlock()
-}
+func (f *fairShare) wake() { f.changed.wake() }

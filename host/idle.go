@@ -148,7 +148,7 @@ func (s *idleSet) put(in *instance, keep func() bool, node, after *heldNode) boo
 
 // remove takes in out of the set if it is idle there, reporting whether
 // it was. Its budget node is left as it is: the budget calls remove for a
-// node it has already unlinked.
+// node it has already uncharged.
 func (s *idleSet) remove(in *instance) bool {
 	for i := range s.shards {
 		sh := &s.shards[i]

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -130,14 +129,11 @@ type slots struct {
 	size    int32
 	used    atomic.Int32
 	waiting atomic.Int32
-
-	mu sync.Mutex
-	// wake is closed, and replaced, when a slot is given back while
-	// calls wait.
-	wake chan struct{}
+	// freed wakes the waiting calls when a slot is given back.
+	freed signal
 }
 
-func newSlots(size int32) *slots { return &slots{size: size, wake: make(chan struct{})} }
+func newSlots(size int32) *slots { return &slots{size: size} }
 
 func (s *slots) tryAcquire() bool {
 	for {
@@ -161,9 +157,7 @@ func (s *slots) acquire(ctx context.Context) error {
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
 	for {
-		s.mu.Lock()
-		wake := s.wake
-		s.mu.Unlock()
+		wake := s.freed.wait()
 		if s.tryAcquire() {
 			return nil
 		}
@@ -179,9 +173,6 @@ func (s *slots) acquire(ctx context.Context) error {
 func (s *slots) release() {
 	s.used.Add(-1)
 	if s.waiting.Load() > 0 {
-		s.mu.Lock()
-		close(s.wake)
-		s.wake = make(chan struct{})
-		s.mu.Unlock()
+		s.freed.wake()
 	}
 }
