@@ -44,8 +44,50 @@ type ServerConfig struct {
 	// OAuth is the [server.oauth] section: when set, the server also
 	// accepts OAuth access tokens of one authorization server.
 	OAuth *OAuthConfig `json:"oauth,omitempty"`
+	// AllowedOrigins are the Origin header values a browser's request may
+	// carry besides the server's own (an Origin naming the Host the
+	// request was sent to): "scheme://host[:port]", or "*" for any. A
+	// request with another Origin is refused with 403.
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// Limits bound what clients may hold of the server: sessions,
+	// streams, connections and the time each step of a request may take.
+	// A zero field means its default (see the field docs).
+	Limits ServeLimits `json:"limits,omitzero"`
 	// Line is where the section starts (0 when absent).
 	Line int `json:"-"`
+}
+
+// ServeLimits are the [server] keys that bound what HTTP clients may
+// hold. A zero field means the default named in its doc.
+type ServeLimits struct {
+	// MaxSessions bounds the open MCP sessions of every tenant together
+	// (max_sessions, default 10000): a new session past it is refused.
+	MaxSessions int `json:"max_sessions,omitempty"`
+	// MaxTenantSessions bounds one tenant's open sessions
+	// (max_tenant_sessions, default 1000): a new session past it closes
+	// the tenant's session idle the longest, or is refused when none is
+	// idle.
+	MaxTenantSessions int `json:"max_tenant_sessions,omitempty"`
+	// SessionIdleTimeout closes a session that sent no request for this
+	// long (session_idle_timeout, default 30m).
+	SessionIdleTimeout time.Duration `json:"session_idle_timeout,omitempty"`
+	// MaxSessionStreams bounds the requests one session may have open at
+	// once, event streams included (max_session_streams, default 32).
+	MaxSessionStreams int `json:"max_session_streams,omitempty"`
+	// ReadTimeout bounds the time a client may take to send a request's
+	// headers and body (read_timeout, default 30s).
+	ReadTimeout time.Duration `json:"read_timeout,omitempty"`
+	// WriteTimeout bounds the time one write of an answer may wait for a
+	// client that does not read (write_timeout, default 30s); an event
+	// stream may stay open longer, as long as the client reads it.
+	WriteTimeout time.Duration `json:"write_timeout,omitempty"`
+	// IdleTimeout closes a keep-alive connection that carries no request
+	// for this long (idle_timeout, default 60s).
+	IdleTimeout time.Duration `json:"idle_timeout,omitempty"`
+	// MaxClientConns bounds the connections one client address may hold
+	// open (max_client_conns); 0, the default, is no bound, as behind a
+	// proxy every client has the proxy's address.
+	MaxClientConns int `json:"max_client_conns,omitempty"`
 }
 
 // OAuthConfig is the [server.oauth] section: `skillhost serve` as an
@@ -138,7 +180,8 @@ var (
 )
 
 const (
-	serverKeys = "allowed_hosts, shared_packs, audit_log, memory_budget, drain_timeout, tick_check, otlp_endpoint, oauth"
+	serverKeys = "allowed_hosts, allowed_origins, shared_packs, audit_log, memory_budget, drain_timeout, tick_check, otlp_endpoint, " +
+		"max_sessions, max_tenant_sessions, session_idle_timeout, max_session_streams, read_timeout, write_timeout, idle_timeout, max_client_conns, oauth"
 	oauthKeys  = "issuer, resource, jwks_url, scopes, tenant_claim, leeway"
 	tenantKeys = "api_keys, oauth_subjects, oauth_clients, packs, tools, deny_tools, activation_scope, quotas, grants"
 	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
@@ -162,6 +205,35 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 				}
 				s.AllowedHosts = append(s.AllowedHosts, strings.ToLower(h))
 			}
+		case "allowed_origins":
+			origins, _ := r.strings(k, false)
+			for i, o := range origins {
+				norm, ok := NormalizeOrigin(o)
+				if !ok && o != "*" {
+					r.errorf(k, "%s[%d] %q must be an origin such as \"https://app.example.com\" (a scheme and a host, with a port if not the scheme's own, no path), or \"*\"", k.key, i, o)
+					continue
+				}
+				if o == "*" {
+					norm = o
+				}
+				s.AllowedOrigins = append(s.AllowedOrigins, norm)
+			}
+		case "max_sessions":
+			s.Limits.MaxSessions, _ = r.bounded(k, 1, 1<<20)
+		case "max_tenant_sessions":
+			s.Limits.MaxTenantSessions, _ = r.bounded(k, 1, 1<<20)
+		case "session_idle_timeout":
+			s.Limits.SessionIdleTimeout, _ = r.duration(k)
+		case "max_session_streams":
+			s.Limits.MaxSessionStreams, _ = r.bounded(k, 1, 1<<16)
+		case "read_timeout":
+			s.Limits.ReadTimeout, _ = r.duration(k)
+		case "write_timeout":
+			s.Limits.WriteTimeout, _ = r.duration(k)
+		case "idle_timeout":
+			s.Limits.IdleTimeout, _ = r.duration(k)
+		case "max_client_conns":
+			s.Limits.MaxClientConns, _ = r.bounded(k, 0, 1<<20)
 		case "shared_packs":
 			s.SharedPacks = r.packNames(k)
 			if s.SharedPacks == nil {
@@ -540,4 +612,36 @@ func (r *tomlReader) duration(kv tomlValue) (time.Duration, bool) {
 		return 0, false
 	}
 	return d, true
+}
+
+// NormalizeOrigin returns origin as browsers send it in an Origin header
+// ("scheme://host[:port]", lower case, the scheme's default port left
+// out), and whether it is one: an http or https URL with a host and
+// nothing after it.
+func NormalizeOrigin(origin string) (string, bool) {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", false
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if host == "" {
+		return "", false
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", false
+		}
+		if (u.Scheme == "http" && n == 80) || (u.Scheme == "https" && n == 443) {
+			port = ""
+		}
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return u.Scheme + "://" + host, true
 }

@@ -324,7 +324,7 @@ func (o BuiltinOptions) skillGet(ctx context.Context, run *Run, args json.RawMes
 	}
 	// A playbook's file name or title stands for its canonical name.
 	for i, n := range in.Names {
-		in.Names[i] = o.Skills.canonical(n)
+		in.Names[i] = o.Skills.canonical(run.Context(), n)
 	}
 	res, err := o.Index.GetSkills(ctx, index.SkillGetRequest{
 		Names: in.Names, Format: in.Format, MaxTokens: in.MaxTokens,

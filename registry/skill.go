@@ -376,24 +376,41 @@ func (set *SkillSet) lookup(rc RunContext, name string) (skillRef, bool) {
 			}
 		}
 		// A playbook's file name or title stands for it when it names
-		// one skill (packs.SkillAliases).
-		if names := packs.ResolveSkillAlias(name, files); len(names) == 1 {
+		// one skill the run may use (packs.SkillAliases).
+		if names := packs.ResolveSkillAlias(name, set.visibleFiles(rc, files)); len(names) == 1 {
 			return set.lookup(rc, names[0])
 		}
 	}
 	return skillRef{}, false
 }
 
-// canonical returns the canonical name of the file skill name is an alias
-// of (a playbook's file name or title, packs.SkillAliases), else name.
-func (set *SkillSet) canonical(name string) string {
+// visibleFiles returns the file skills of files that rc may use. Aliases
+// are resolved among them only: another tenant's playbook of the same
+// title or file name neither makes an alias ambiguous nor answers it.
+func (set *SkillSet) visibleFiles(rc RunContext, files []*packs.SkillEntry) []*packs.SkillEntry {
+	if set.opts.Visible == nil {
+		return files
+	}
+	out := make([]*packs.SkillEntry, 0, len(files))
+	for _, e := range files {
+		if e != nil && e.Skill != nil && set.opts.Visible(rc, e.Skill.Name) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// canonical returns the canonical name of the file skill that name is an
+// alias of among the skills rc may use (a playbook's file name or title,
+// packs.SkillAliases), else name.
+func (set *SkillSet) canonical(rc RunContext, name string) string {
 	if set == nil || set.opts.Files == nil {
 		return name
 	}
 	if _, ok := set.code[name]; ok {
 		return name
 	}
-	if names := packs.ResolveSkillAlias(name, set.opts.Files()); len(names) == 1 {
+	if names := packs.ResolveSkillAlias(name, set.visibleFiles(rc, set.opts.Files())); len(names) == 1 {
 		return names[0]
 	}
 	return name

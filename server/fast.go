@@ -1,12 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"mime"
 	"net/http"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +26,7 @@ const (
 // agreeing, no progress token, a reachable tool; anything else, and every
 // error, is left to the SDK, which answers it as the protocol says. It
 // reports whether it answered.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, t *tenant, req *rpcMessage) bool {
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *session, rb rpcBody) bool {
 	if r.Method != http.MethodPost || r.Header.Get("MCP-Protocol-Version") != newProtocol ||
 		r.Header.Get("Mcp-Method") != "tools/call" || !acceptsJSON(r) {
 		return false
@@ -34,45 +34,40 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, t *tenant, req
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
-	if string(req.JSONRPC) != `"2.0"` || req.Method != "tools/call" || !validID(req.ID) {
+	call, ok := rb.single()
+	if !ok {
 		return false
 	}
-	name := req.Params.Name
+	name := call.params.Name
 	if name == "" || r.Header.Get("Mcp-Name") != name {
 		return false
 	}
-	var meta map[string]json.RawMessage
-	var version string
-	if json.Unmarshal(req.Params.Meta, &meta) != nil || json.Unmarshal(meta[metaProtocolVersion], &version) != nil || version != newProtocol {
+	if version, _ := call.params.Meta[metaProtocolVersion].(string); version != newProtocol {
 		return false
 	}
-	if _, ok := meta[metaProgressToken]; ok {
+	if _, ok := call.params.Meta[metaProgressToken]; ok {
 		return false // progress goes as notifications on an event stream
-	}
-	ss := &session{s: s, t: t}
-	if ss.startRun() != nil {
-		return false
 	}
 	if _, ok := ss.tool(name); !ok {
 		return false
 	}
 	res, err := ss.callTool(r.Context(), &mcp.CallToolRequest{
-		Params: &mcp.CallToolParamsRaw{Name: name, Arguments: req.Params.Arguments},
+		Params: &mcp.CallToolParamsRaw{Name: name, Arguments: call.params.Arguments},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})
 	if err != nil {
 		// Only a failure to make the call at all gets here; the SDK's
 		// path would answer the same request the same way.
-		writeRPCError(w, http.StatusInternalServerError, req.ID, err.Error())
+		writeRPCError(w, http.StatusInternalServerError, call.req.ID, jsonrpc.CodeInternalError, err.Error())
 		return true
 	}
 	res.Meta = mcp.Meta{metaServerInfo: s.impl()}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(struct {
 		JSONRPC string              `json:"jsonrpc"`
-		ID      json.RawMessage     `json:"id"`
+		ID      any                 `json:"id"`
 		Result  *mcp.CallToolResult `json:"result"`
-	}{"2.0", req.ID, res})
+	}{"2.0", call.req.ID.Raw(), res})
 	return true
 }
 
@@ -97,22 +92,4 @@ func acceptsJSON(r *http.Request) bool {
 		}
 	}
 	return jsonOK && streamOK
-}
-
-// validID reports whether id is a JSON-RPC request id: a string or a
-// number.
-func validID(id json.RawMessage) bool {
-	id = bytes.TrimSpace(id)
-	if len(id) == 0 {
-		return false
-	}
-	switch id[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		var n json.Number
-		return json.Unmarshal(id, &n) == nil
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,7 +37,7 @@ type tenantKey struct{}
 // metadata.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.ops.traceRequest(s.checkHost(s.authenticate(http.HandlerFunc(s.serveMCP)))))
+	mux.Handle(MCPPath, s.ops.traceRequest(s.checkHost(s.checkOrigin(s.authenticate(http.HandlerFunc(s.serveMCP))))))
 	mux.Handle(MetricsPath, s.checkHost(s.ops.serveMetrics()))
 	if s.oauth != nil {
 		meta := s.checkHost(auth.ProtectedResourceMetadataHandler(s.oauth.metadata()))
@@ -56,7 +58,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		io.WriteString(w, "ready\n")
 	})
-	return mux
+	return s.withDeadlines(mux)
 }
 
 // checkHost refuses a request whose Host header names a host the server
@@ -77,27 +79,61 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		s.ops.limitRefused(noTenant, "host")
 		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not one this server is reached by; an operator adds it to [server] allowed_hosts", r.Host), http.StatusForbidden)
 	})
 }
 
 func hostAllowed(hostport string, allowed map[string]bool) bool {
+	host, ok := parseHost(strings.ToLower(hostport))
+	if !ok {
+		return false
+	}
 	hostport = strings.ToLower(hostport)
-	if allowed[hostport] {
+	if allowed[hostport] || allowed[host] || allowed["["+host+"]"] || host == "localhost" {
 		return true
 	}
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	if allowed[host] || allowed["["+host+"]"] {
-		return true
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
+	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// parseHost reads a Host header strictly: a DNS name or an IP address
+// (IPv6 in brackets), then optionally a colon and a port number from 1 to
+// 65535. It returns the host without brackets.
+func parseHost(hostport string) (string, bool) {
+	host, port := hostport, ""
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") {
+		host, port = hostport[:i], hostport[i+1:]
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+			return "", false
+		}
+	}
+	if strings.HasPrefix(host, "[") {
+		if !strings.HasSuffix(host, "]") {
+			return "", false
+		}
+		ip := net.ParseIP(host[1 : len(host)-1])
+		if ip == nil || ip.To4() != nil {
+			return "", false // only IPv6 goes in brackets
+		}
+		return host[1 : len(host)-1], true
+	}
+	if host == "" || len(host) > 253 {
+		return "", false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "", false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return "", false
+			}
+		}
+	}
+	return host, true
 }
 
 // authenticate finds the request's tenant by its bearer token: a
@@ -161,12 +197,35 @@ func bearer(r *http.Request) (string, bool) {
 
 // serveMCP sends the request to the tenant's stateless handler when it
 // speaks the sessionless revision, else to its stateful one, after
-// admitting the tool calls it carries.
+// admitting the tool call it carries and counting it against the session
+// limits.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	t := r.Context().Value(tenantKey{}).(*tenant)
 	stateless := r.Header.Get("MCP-Protocol-Version") >= newProtocol
+	// Only this layer says which call it admitted (see admitHTTP).
+	r.Header.Del(admissionHeader)
+	sid := r.Header.Get("Mcp-Session-Id")
+	if !stateless && sid != "" {
+		leave, refusal := s.sessions.enter(t.id, sid)
+		if refusal != nil {
+			s.refuseSession(w, t, refusal)
+			return
+		}
+		defer leave()
+	}
 	if r.Method == http.MethodPost {
-		release, msgs, batch, ok := s.admitHTTP(w, r, t)
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		if err := checkKeys(body); err != nil {
+			s.ops.limitRefused(t.id, "request_keys")
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+				"Invalid Request: "+err.Error()+"; send each key of a JSON object once")
+			return
+		}
+		rb := readBody(body)
+		release, run, ok := s.admitHTTP(w, r, t, rb)
 		if !ok {
 			return
 		}
@@ -176,7 +235,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		// on the network poller too), other tenants' guests leave this
 		// tenant its share of the processors (see Engine.Busy).
 		defer time.AfterFunc(busyLinger, s.e.Busy(t.id))
-		if stateless && !batch && len(msgs) == 1 && s.fastCall(w, r, t, &msgs[0]) {
+		if stateless && run != nil && s.fastCall(w, r, run, rb) {
 			return
 		}
 	}
@@ -184,118 +243,142 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		t.stateless.ServeHTTP(w, r)
 		return
 	}
+	if sid == "" && r.Method == http.MethodPost {
+		e, evicted, refusal := s.sessions.open(t.id)
+		if evicted != nil {
+			s.ops.sessionEvicted(t.id)
+			s.log.Info("closed the tenant's session idle the longest to open a new one (max_tenant_sessions)", "tenant", t.id, "session", evicted.id)
+			if evicted.mss != nil {
+				evicted.mss.Close()
+			}
+		}
+		if refusal != nil {
+			s.refuseSession(w, t, refusal)
+			return
+		}
+		defer s.sessions.started(e)
+		r = r.WithContext(withEntry(r.Context(), e))
+	}
 	t.stateful.ServeHTTP(w, r)
 }
 
 // busyLinger is how long a tenant stays busy after its request ended.
 const busyLinger = 100 * time.Millisecond
 
-// admitHTTP reads the body of a POST to find the tool calls in it and
-// takes each into the tenant's quotas. A call refused by a quota is 429
-// with Retry-After, a call while the server drains 503; either way the
-// body is a JSON-RPC error. The body is put back for the MCP handler.
-func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant) (release func(), msgs []rpcMessage, batch bool, ok bool) {
+// refuseSession answers a request the session limits refuse.
+func (s *Server) refuseSession(w http.ResponseWriter, t *tenant, refusal *sessionRefusal) {
+	s.ops.limitRefused(t.id, refusal.limit)
+	w.Header().Set("Retry-After", "1")
+	writeRPCError(w, refusal.status, jsonrpc.ID{}, -32000, refusal.msg)
+}
+
+// readBody reads a POST body, at most maxBody bytes and within the read
+// timeout, and puts it back for the MCP handler. Once it is read, the
+// connection has no read deadline: the answer may stream for as long as
+// the call runs.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.limits.ReadTimeout))
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	r.Body.Close()
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			s.ops.limitRefused(noTenant, "read_timeout")
+			http.Error(w, fmt.Sprintf("the request body did not arrive within %s (read_timeout)", s.limits.ReadTimeout), http.StatusRequestTimeout)
+			return nil, false
+		}
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-		return nil, nil, false, false
+		return nil, false
 	}
 	if len(body) > maxBody {
 		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
-		return nil, nil, false, false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	msgs, batch = parseRPC(body)
-	calls, id := toolCalls(msgs)
-	if len(calls) == 0 {
-		return func() {}, msgs, batch, true
+	return body, true
+}
+
+// admissionHeader carries, from admitHTTP to the call's handler, the
+// token of the admission the HTTP layer made for the request's call. A
+// client's own value is removed first, and a token is a random value the
+// server keeps: a client cannot claim an admission it was not given.
+const admissionHeader = "Skillhost-Admission"
+
+// admission is a call the HTTP layer took into its tenant's quotas.
+type admission struct {
+	tenant, tool string
+}
+
+// admitHTTP takes the call of a body that is one tools/call request into
+// the tenant's quotas before the SDK runs it, so that a refusal can be an
+// HTTP 429 with Retry-After (or 503 while the server drains), the body a
+// JSON-RPC error. The name is resolved inside the tenant first: a tool the
+// tenant cannot reach is left for the handler to answer as unknown,
+// exactly as a name no tool has, with nothing admitted. A batch, and any
+// request that is not exactly one call, is admitted element by element
+// where the SDK runs it (callTool). It returns the run the request was
+// judged in, for the fast path (nil when none was needed).
+func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant, rb rpcBody) (release func(), run *session, ok bool) {
+	call, single := rb.single()
+	if !single {
+		return func() {}, nil, true
+	}
+	ss := &session{s: s, t: t}
+	if ss.startRun() != nil {
+		return func() {}, nil, true // the handler reports the failure
+	}
+	tool, reachable := ss.tool(call.params.Name)
+	if !reachable {
+		return func() {}, ss, true
 	}
 	if s.draining.Load() {
 		w.Header().Set("Retry-After", "5")
-		writeRPCError(w, http.StatusServiceUnavailable, id, "the server is shutting down; retry on another instance or after it restarts")
-		return nil, nil, false, false
+		writeRPCError(w, http.StatusServiceUnavailable, call.req.ID, -32000, "the server is shutting down; retry on another instance or after it restarts")
+		return nil, nil, false
 	}
-	var releases []func()
-	releaseAll := func() {
-		for _, f := range releases {
-			f()
+	rel, refusal := t.quota.admit(tool)
+	if refusal != nil {
+		s.ops.refused(t, refusal)
+		if refusal.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(refusal.RetryAfter.Seconds())))
+		} else {
+			w.Header().Set("Retry-After", "1")
 		}
+		writeRPCError(w, http.StatusTooManyRequests, call.req.ID, -32000, refusal.Error())
+		return nil, nil, false
 	}
-	for _, name := range calls {
-		tool, _ := s.e.Tool(name) // unknown tools are the handler's to report
-		rel, refusal := t.quota.admit(tool)
-		if refusal != nil {
-			s.ops.refused(t, refusal)
-			releaseAll()
-			if refusal.RetryAfter > 0 {
-				w.Header().Set("Retry-After", strconv.Itoa(int(refusal.RetryAfter.Seconds())))
-			} else {
-				w.Header().Set("Retry-After", "1")
-			}
-			writeRPCError(w, http.StatusTooManyRequests, id, refusal.Error())
-			return nil, nil, false, false
-		}
-		releases = append(releases, rel)
-	}
-	return releaseAll, msgs, batch, true
+	tok := newSessionID()
+	s.admitted.Store(tok, admission{tenant: t.id, tool: call.params.Name})
+	r.Header.Set(admissionHeader, tok)
+	return func() {
+		s.admitted.Delete(tok)
+		rel()
+	}, ss, true
 }
 
-// rpcMessage is a JSON-RPC message as far as the HTTP layer reads it:
-// enough to admit its tool calls and to answer a plain one directly.
-// Fields the layer does not judge stay raw, so that a message is read
-// here whenever it is JSON of this shape.
-type rpcMessage struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	} `json:"params"`
+// preAdmitted reports whether the HTTP layer already admitted this call
+// of the session's tenant (admitHTTP), and uses that admission up.
+func (ss *session) preAdmitted(req *mcp.CallToolRequest) bool {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return false
+	}
+	tok := req.Extra.Header.Get(admissionHeader)
+	if tok == "" {
+		return false
+	}
+	v, ok := ss.s.admitted.LoadAndDelete(tok)
+	return ok && v.(admission) == admission{tenant: ss.t.id, tool: req.Params.Name}
 }
 
-// parseRPC reads a JSON-RPC body: one message, or a batch. A body that is
-// neither gives no messages; the MCP handler says what is wrong with it.
-func parseRPC(body []byte) (msgs []rpcMessage, batch bool) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if json.Unmarshal(trimmed, &msgs) != nil {
-			return nil, true
-		}
-		return msgs, true
-	}
-	var m rpcMessage
-	if json.Unmarshal(trimmed, &m) != nil {
-		return nil, false
-	}
-	return []rpcMessage{m}, false
-}
-
-// toolCalls returns the tool names of the tools/call requests among msgs,
-// and the first one's id.
-func toolCalls(msgs []rpcMessage) (names []string, id json.RawMessage) {
-	for _, m := range msgs {
-		if m.Method == "tools/call" {
-			if id == nil {
-				id = m.ID
-			}
-			names = append(names, m.Params.Name)
-		}
-	}
-	return names, id
-}
-
-// writeRPCError writes a JSON-RPC error response with an HTTP status.
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, msg string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
+// writeRPCError writes a JSON-RPC error response with an HTTP status; an
+// invalid id (a request that could not be read) is null.
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": -32000, "message": msg},
+		"jsonrpc": "2.0", "id": id.Raw(),
+		"error": map[string]any{"code": code, "message": msg},
 	})
 }

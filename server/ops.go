@@ -53,6 +53,10 @@ type ops struct {
 	reloadDur prometheus.Histogram
 	capCalls  *prometheus.CounterVec
 	capTime   *prometheus.HistogramVec
+	limitRefs *prometheus.CounterVec
+	sessions  *prometheus.GaugeVec
+	evicted   *prometheus.CounterVec
+	conns     prometheus.Gauge
 	// namespaces are the engine's capability providers', fixed for its
 	// life: the only namespace label values.
 	namespaces map[string]bool
@@ -115,6 +119,19 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		[]string{"tenant", "namespace", "outcome"})
 	o.capTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "skillhost_capability_call_duration_seconds",
 		Help: "Time of a capability call, by tenant and namespace.", Buckets: callBuckets}, []string{"tenant", "namespace"})
+	o.limitRefs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "skillhost_limit_refusals_total",
+		Help: "Requests and connections refused by a [server] limit, by tenant (\"-\" before authentication) and limit " +
+			"(sessions, tenant_sessions, session_streams, client_conns, read_timeout, write_timeout, request_keys, origin, host)."},
+		[]string{"tenant", "limit"})
+	o.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "skillhost_sessions",
+		Help: "MCP sessions open over HTTP, by tenant."}, []string{"tenant"})
+	o.evicted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "skillhost_session_evictions_total",
+		Help: "Idle sessions closed to open a new one of the same tenant (max_tenant_sessions), by tenant."}, []string{"tenant"})
+	o.conns = prometheus.NewGauge(prometheus.GaugeOpts{Name: "skillhost_http_connections",
+		Help: "HTTP connections open on the server's listener (Server.Listener)."})
+	s.sessions.onChange = func(tenant string, open int) {
+		o.sessions.WithLabelValues(o.tenantLabel(tenant)).Set(float64(open))
+	}
 	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "skillhost_ready",
 		Help: "1 when the server is ready (modules compiled and indexed, not draining), else 0."}, func() float64 {
 		if s.ready.Load() {
@@ -135,7 +152,7 @@ func newOps(s *Server, opts *Options) (*ops, error) {
 		return float64(s.e.MemoryStats().Evictions)
 	})
 	o.reg.MustRegister(o.calls, o.errs, o.latency, o.instTime, o.fuel, o.search, o.refusals, o.compile, o.compiled,
-		o.reloads, o.reloadDur, o.capCalls, o.capTime, ready, held, budget, evictions,
+		o.reloads, o.reloadDur, o.capCalls, o.capTime, o.limitRefs, o.sessions, o.evicted, o.conns, ready, held, budget, evictions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, id := range s.tenantIDs() {
 		t := s.tenants[id]
@@ -219,6 +236,16 @@ func (o *ops) capability(e registry.Event) {
 // refused counts a call a tenant's quota refused.
 func (o *ops) refused(t *tenant, q *QuotaError) {
 	o.refusals.WithLabelValues(t.id, q.Quota).Inc()
+}
+
+// limitRefused counts a request or connection a [server] limit refused.
+func (o *ops) limitRefused(tenant, limit string) {
+	o.limitRefs.WithLabelValues(o.tenantLabel(tenant), limit).Inc()
+}
+
+// sessionEvicted counts an idle session closed to make room.
+func (o *ops) sessionEvicted(tenant string) {
+	o.evicted.WithLabelValues(o.tenantLabel(tenant)).Inc()
 }
 
 // traceRequest starts the span of an HTTP request (continuing the

@@ -95,6 +95,12 @@ type Server struct {
 	calls    sync.WaitGroup
 	ready    atomic.Bool // set by Warm
 	ops      *ops        // audit log, metrics, traces (ops.go)
+
+	limits    packs.ServeLimits // [server]'s limits, defaults filled in
+	sessions  *sessionTable     // the HTTP transport's open sessions
+	admitted  sync.Map          // admissionHeader token -> admission
+	origins   map[string]bool   // [server] allowed_origins, normalised
+	anyOrigin bool
 }
 
 // tenant is one tenant's rules and state.
@@ -126,6 +132,15 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		s.version = "dev"
 	}
 	s.sdkLog = slog.New(minLevel{s.log.Handler(), slog.LevelWarn})
+	s.limits = limits(s.cfg.Server.Limits)
+	s.sessions = newSessionTable(s.limits)
+	s.origins = map[string]bool{}
+	for _, o := range s.cfg.Server.AllowedOrigins {
+		if o == "*" {
+			s.anyOrigin = true
+		}
+		s.origins[o] = true
+	}
 	owners, err := packOwners(s.cfg)
 	if err != nil {
 		return nil, err
@@ -235,7 +250,7 @@ func (s *Server) newTenant(tc packs.TenantConfig, owners map[string]string) (*te
 	}
 	t := &tenant{id: tc.ID, cfg: tc, policy: p, quota: newQuota(tc.Quotas)}
 	t.stateful = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, false) },
-		&mcp.StreamableHTTPOptions{Logger: s.sdkLog, SessionTimeout: 30 * time.Minute})
+		&mcp.StreamableHTTPOptions{Logger: s.sdkLog, SessionTimeout: s.limits.SessionIdleTimeout})
 	t.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, true) },
 		&mcp.StreamableHTTPOptions{Logger: s.sdkLog, Stateless: true, PropagateRequestCancellation: true})
 	return t, nil
@@ -294,14 +309,14 @@ type session struct {
 	id     string // "" for a stateless request
 	run    *skillhost.Run
 	srv    *mcp.Server
-	admit  bool // calls pass the quota here (stdio), not in the HTTP layer
+	entry  *sessionEntry // its place in the HTTP session table; nil on stdio
 	ending sync.Once
 }
 
 // newSession makes the MCP server of one session (id "" for a stateless
 // request) of tenant t.
-func (s *Server) newSession(t *tenant, id string, admit bool) (*session, error) {
-	ss := &session{s: s, t: t, id: id, admit: admit}
+func (s *Server) newSession(t *tenant, id string) (*session, error) {
+	ss := &session{s: s, t: t, id: id}
 	if err := ss.startRun(); err != nil {
 		return nil, err
 	}
@@ -340,17 +355,29 @@ func (ss *session) startRun() error {
 
 // httpServer is the getServer function of a tenant's HTTP handlers. The
 // stateful handler asks for a server for every request, but only uses
-// one made for a request without a session id; for the others a
-// throwaway server that serves nothing is enough.
+// one made for a request that starts a session, which serveMCP entered in
+// the session table; for the others a throwaway server that serves
+// nothing is enough.
 func (s *Server) httpServer(t *tenant, r *http.Request, stateless bool) *mcp.Server {
-	id := ""
 	if !stateless {
-		if r.Header.Get("Mcp-Session-Id") != "" {
+		e := entryOf(r.Context())
+		if e == nil || r.Header.Get("Mcp-Session-Id") != "" {
 			return idleServer
 		}
-		id = newSessionID()
+		ss, err := e.session(func(id string) (*session, error) {
+			ss, err := s.newSession(t, id)
+			if ss != nil {
+				ss.entry = e
+			}
+			return ss, err
+		})
+		if err != nil {
+			s.log.Error("starting an MCP session", "tenant", t.id, "err", err)
+			return nil
+		}
+		return ss.srv
 	}
-	ss, err := s.newSession(t, id, false)
+	ss, err := s.newSession(t, "")
 	if err != nil {
 		s.log.Error("starting an MCP session", "tenant", t.id, "err", err)
 		return nil
@@ -385,8 +412,15 @@ func (ss *session) watch(mss *mcp.ServerSession) {
 		return
 	}
 	ss.ending.Do(func() {
+		if ss.entry != nil && !ss.s.sessions.bind(ss.entry, mss) {
+			// Closed to make room before it began.
+			mss.Close()
+		}
 		go func() {
 			mss.Wait()
+			if ss.entry != nil {
+				ss.s.sessions.drop(ss.entry)
+			}
 			ss.s.e.EndSession(ss.t.id, ss.id)
 		}()
 	})
@@ -419,21 +453,20 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if s.stdio == nil {
 		return fmt.Errorf("%w: %d tenants are configured; name the one to serve on standard input (--tenant)", ErrBadTenants, len(s.tenants))
 	}
-	ss, err := s.newSession(s.stdio, newSessionID(), true)
+	ss, err := s.newSession(s.stdio, newSessionID())
 	if err != nil {
 		return err
 	}
-	err = ss.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	// The SDK sees only lines it can read; the others are answered with
+	// a JSON-RPC error and the session goes on (stdio.go).
+	lw := &lockedWriter{w: out}
+	err = ss.srv.Run(ctx, &mcp.IOTransport{Reader: newStdioReader(in, lw, maxBody), Writer: lw, MaxLineLength: maxBody + 2})
 	s.e.EndSession(s.stdio.id, ss.id)
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // Shutdown stops taking calls and waits for the calls in flight to end,
 // or ctx to be done.

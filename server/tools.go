@@ -65,7 +65,11 @@ func (ss *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if ss.s.draining.Load() {
 		return toolError(abi.CodeUnavailable, "the server is shutting down; retry on another instance or after it restarts"), nil
 	}
-	if ss.admit {
+	// A call is admitted here unless the HTTP layer admitted it already
+	// (one tools/call in a POST, see admitHTTP): on standard input, in a
+	// batch, and for any request the HTTP layer did not judge to be this
+	// call.
+	if !ss.preAdmitted(req) {
 		release, refusal := ss.t.quota.admit(t)
 		if refusal != nil {
 			ss.s.ops.refused(ss.t, refusal)
