@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -153,7 +152,8 @@ func serve(ctx context.Context, g *globals, sf *serveFlags) error {
 	if err != nil {
 		return usageErr("listening on %s: %v", sf.http, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	ln = srv.Listener(ln)
+	hs := srv.HTTPServer()
 	fmt.Fprintf(g.stderr, "skillhost: serving MCP at http://%s%s\n", ln.Addr(), server.MCPPath)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
