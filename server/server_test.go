@@ -82,6 +82,9 @@ modules:
 // quiet drops the server's log records.
 var quiet = slog.New(slog.DiscardHandler)
 
+// fixtureMetricsToken is the token of a fixture's /metrics.
+const fixtureMetricsToken = "fixture-metrics-token"
+
 type fixture struct {
 	e   *skillhost.Engine
 	srv *server.Server
@@ -156,7 +159,7 @@ func newFixtureAt(t testing.TB, toml func(base string) string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Version: "test", Logger: quiet})
+	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Version: "test", Logger: quiet, MetricsToken: fixtureMetricsToken})
 	if err != nil {
 		t.Fatal(err)
 	}
