@@ -25,6 +25,9 @@ type ManifestError struct {
 	Line  int    // 0 when unknown
 	Field string // dotted path, e.g. "modules[0].tools[1].name"
 	Msg   string
+	// Err is the typed error behind the problem, when there is one (a
+	// *ToolSchemaError); errors.Is and errors.As see it through Unwrap.
+	Err error
 }
 
 // Error writes the problem as "file:line: field: msg". When Msg reads as
@@ -48,6 +51,9 @@ func (e *ManifestError) Error() string {
 
 // Is makes a *ManifestError match ErrInvalidManifest.
 func (e *ManifestError) Is(target error) bool { return target == ErrInvalidManifest }
+
+// Unwrap returns the typed error behind the problem, or nil.
+func (e *ManifestError) Unwrap() error { return e.Err }
 
 // maxManifestBytes bounds what is read of a manifest.
 const maxManifestBytes = 1 << 20
@@ -339,6 +345,9 @@ func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
 				fmt.Sprintf("is not a valid JSON Schema for tool %q", t.Name))...)
 			continue
 		}
+		// A valid schema MCP clients may still refuse: the fitted form
+		// is equivalent, so the schema compiled above checks the examples.
+		c.fitSchema(t, key, at)
 		if key == "input_schema" {
 			input = compiled
 		}
@@ -368,6 +377,32 @@ func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
 		c.configParam(cp, pat)
 	}
 	return t
+}
+
+// fitSchema brings t's schema of key (InputSchemaField or
+// OutputSchemaField) into the form MCP clients accept (FitInputSchema),
+// or reports each part it cannot, located in the manifest. The schema
+// compiles: what JSON Schema itself refuses is reported as such before.
+func (c *manifestCheck) fitSchema(t *Tool, key string, at []string) {
+	fit, raw := FitInputSchema, &t.InputSchema
+	if key == OutputSchemaField {
+		fit, raw = FitOutputSchema, &t.OutputSchema
+	}
+	fitted, err := fit(*raw)
+	if err == nil {
+		*raw = fitted
+		return
+	}
+	for _, e := range unjoin(err) {
+		var se *ToolSchemaError
+		if !errors.As(e, &se) {
+			c.bad(loc(at, key), "is not a valid JSON Schema for tool %q: %v", t.Name, e)
+			continue
+		}
+		_, line, field := (&reporter{root: c.doc}).locate(loc(at, key, se.at))
+		c.errs = append(c.errs, &ManifestError{File: c.file, Line: line, Field: field, Err: se,
+			Msg: fmt.Sprintf("is %s; MCP clients accept %s (tool %q)", se.Got, se.Want, t.Name)})
+	}
 }
 
 // configParam checks what the schema cannot: that the bounds, options and

@@ -33,6 +33,10 @@ var (
 	// ErrMissingEnv is matched by a *MissingEnvError: a skill declares an
 	// environment variable the config gives no value for.
 	ErrMissingEnv = errors.New("packs: missing env value")
+	// ErrToolSchema is matched by a *ToolSchemaError: a tool's input or
+	// output schema has a part MCP clients refuse, with no equivalent
+	// form they accept (see FitInputSchema).
+	ErrToolSchema = errors.New("packs: tool schema MCP clients refuse")
 )
 
 // Pack is a loaded, validated pack.

@@ -1,0 +1,385 @@
+package packs
+
+// What MCP clients accept of a tool's schemas. The MCP schema of every
+// revision skillhost serves (testdata/mcp-schema) requires a tool's
+// inputSchema, and its outputSchema when there is one, to be a JSON object
+// with "type": "object" whose "properties" map names to objects, and
+// "required" to be a list of strings. JSON Schema itself allows more (a
+// boolean schema anywhere a schema goes), and clients built on the
+// official TypeScript SDK refuse a whole tools/list when one tool breaks
+// the rule. FitInputSchema and FitOutputSchema bring a tool's schemas
+// into that form when an equivalent one exists, and say exactly what is
+// wrong when none does.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Keys of a tool's schemas, as pack.yaml writes them; ToolSchemaError.Field
+// is one of them.
+const (
+	InputSchemaField  = "input_schema"
+	OutputSchemaField = "output_schema"
+)
+
+// ToolSchemaError is a part of a tool's schema that MCP clients refuse
+// and that has no equivalent form they accept. It matches ErrToolSchema.
+type ToolSchemaError struct {
+	// Field is InputSchemaField or OutputSchemaField.
+	Field string
+	// Path locates the part in the schema, as a JSON path: "$" for the
+	// schema itself, "$.properties.query" below it.
+	Path string
+	// Got says what is there: "false", "an array", `"string"`.
+	Got string
+	// Want says what a client accepts there.
+	Want string
+	// at is Path as an instance location, for manifest errors.
+	at []string
+}
+
+func (e *ToolSchemaError) Error() string {
+	return fmt.Sprintf("%s at %s is %s; MCP clients accept %s", e.Field, e.Path, e.Got, e.Want)
+}
+
+// Is makes a *ToolSchemaError match ErrToolSchema.
+func (e *ToolSchemaError) Is(target error) bool { return target == ErrToolSchema }
+
+// What a client accepts, in the words of ToolSchemaError.Want.
+const (
+	wantSchemaObject   = `a JSON Schema object ({} for a value of any type)`
+	wantObjectRoot     = `an object schema ({"type": "object", "properties": {…}}), as MCP sends a tool's arguments as one JSON object`
+	wantObjectType     = `"object", as MCP sends a tool's arguments as one JSON object`
+	wantPropertiesMap  = `an object that maps each property name to its schema`
+	wantRequiredList   = `a list of property names`
+	wantSchemaString   = `a string naming the JSON Schema dialect`
+	anyValueSchema     = `{}`
+	noValueSchema      = `{"not":{}}`
+	objectSchemaString = `{"type":"object"}`
+)
+
+// FitInputSchema returns a tool's input schema in the form MCP clients
+// accept. Parts that break the MCP schema's rules but have an exact
+// equivalent that keeps them are rewritten, and the rest of the document
+// is kept byte for byte:
+//
+//   - a schema of true (any arguments) becomes {"type":"object"};
+//   - a root "type" list that holds "object" becomes "object" (arguments
+//     are always an object: the registry refuses anything else);
+//   - a property whose schema is true becomes {}, and false {"not":{}}.
+//
+// Anything else that breaks the rules is refused, each part with a
+// *ToolSchemaError (joined): a schema of false or of something that is
+// not a schema, a root "type" without "object", "properties" that is not
+// an object or holds a property whose schema is neither an object nor a
+// boolean, "required" that is not a list of strings, "$schema" that is
+// not a string. An empty raw is returned as it is: the tool takes an
+// object of any properties. raw is never changed; the result is raw
+// itself when nothing is rewritten.
+func FitInputSchema(raw json.RawMessage) (json.RawMessage, error) {
+	return fitSchema(InputSchemaField, raw)
+}
+
+// FitOutputSchema is FitInputSchema for an output schema, with one
+// difference: a schema whose root "type" is not exactly "object" (a
+// boolean schema, a string, a type list) is kept as it is. MCP gets no
+// outputSchema for such a tool (see registry.MCPTools), so no client
+// checks it; only an object root's parts are checked and rewritten.
+func FitOutputSchema(raw json.RawMessage) (json.RawMessage, error) {
+	return fitSchema(OutputSchemaField, raw)
+}
+
+// FitSchemas applies FitInputSchema and FitOutputSchema to t's schemas,
+// replacing those that were rewritten, and returns their errors joined.
+// The errors are *ToolSchemaError values, whose Field names the schema.
+func (t *Tool) FitSchemas() error {
+	in, inErr := FitInputSchema(t.InputSchema)
+	out, outErr := FitOutputSchema(t.OutputSchema)
+	if inErr == nil {
+		t.InputSchema = in
+	}
+	if outErr == nil {
+		t.OutputSchema = out
+	}
+	return joinErrors(inErr, outErr)
+}
+
+// joinErrors joins the non-nil errors, flattening joined ones, so that a
+// caller sees one *ToolSchemaError per leaf; nil when there are none.
+func joinErrors(errs ...error) error {
+	var all []error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			all = append(all, j.Unwrap()...)
+			continue
+		}
+		all = append(all, err)
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return &joined{all}
+}
+
+// joined is errors.Join's result, with the messages joined by "; " so
+// that a tool's problems read as one line.
+type joined struct{ errs []error }
+
+func (j *joined) Error() string {
+	parts := make([]string, len(j.errs))
+	for i, e := range j.errs {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (j *joined) Unwrap() []error { return j.errs }
+
+// edit replaces the bytes [start, end) of a document with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
+	doc := bytes.Trim(raw, " \t\r\n") // JSON's white space, not Unicode's
+	if len(doc) == 0 {
+		return raw, nil
+	}
+	fail := func(at []string, got, want string) *ToolSchemaError {
+		return &ToolSchemaError{Field: field, Path: jsonPath(at), Got: got, Want: want, at: at}
+	}
+	if !json.Valid(doc) {
+		return nil, fail(nil, "not JSON", wantSchemaObject)
+	}
+	output := field == OutputSchemaField
+	if doc[0] != '{' {
+		switch {
+		case output:
+			return raw, nil // not an object schema: not sent to MCP clients
+		case string(doc) == "true":
+			return json.RawMessage(objectSchemaString), nil
+		case string(doc) == "false":
+			return nil, fail(nil, "false, a schema no arguments match", wantObjectRoot)
+		}
+		return nil, fail(nil, kindOf(doc), wantObjectRoot)
+	}
+	root, _ := members(doc) // valid JSON, an object: members cannot fail
+	if output && !objectTyped(root, doc) {
+		return raw, nil
+	}
+	var edits []edit
+	var errs []error
+	for _, m := range root {
+		v := doc[m.start:m.end]
+		at := []string{m.key}
+		switch m.key {
+		case "type":
+			if output {
+				continue // an output schema is checked only when its type says "object"
+			}
+			if rewrite, got := fitRootType(v); got != "" {
+				errs = append(errs, fail(at, got, wantObjectType))
+			} else if rewrite != "" {
+				edits = append(edits, edit{m.start, m.end, rewrite})
+			}
+		case "properties":
+			if v[0] != '{' {
+				errs = append(errs, fail(at, kindOf(v), wantPropertiesMap))
+				continue
+			}
+			props, _ := members(v)
+			for _, p := range props {
+				pv := v[p.start:p.end]
+				switch {
+				case string(pv) == "true":
+					edits = append(edits, edit{m.start + p.start, m.start + p.end, anyValueSchema})
+				case string(pv) == "false":
+					edits = append(edits, edit{m.start + p.start, m.start + p.end, noValueSchema})
+				case pv[0] != '{':
+					errs = append(errs, fail([]string{m.key, p.key}, kindOf(pv), wantSchemaObject))
+				}
+			}
+		case "required":
+			var names []string
+			if json.Unmarshal(v, &names) != nil || v[0] != '[' {
+				errs = append(errs, fail(at, describeValue(v), wantRequiredList))
+			}
+		case "$schema":
+			if v[0] != '"' {
+				errs = append(errs, fail(at, kindOf(v), wantSchemaString))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs...)
+	}
+	if len(edits) == 0 {
+		return raw, nil
+	}
+	var b bytes.Buffer
+	last := 0
+	for _, e := range edits { // members come in document order, so edits do too
+		b.Write(doc[last:e.start])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.Write(doc[last:])
+	return b.Bytes(), nil
+}
+
+// objectTyped reports whether the root's "type" is "object" in one of
+// the places it is written: a key written twice is read differently by
+// different decoders, so a schema any of them may send as an object
+// schema is checked.
+func objectTyped(root []member, doc []byte) bool {
+	for _, m := range root {
+		var s string
+		if m.key == "type" && json.Unmarshal(doc[m.start:m.end], &s) == nil && s == "object" {
+			return true
+		}
+	}
+	return false
+}
+
+// fitRootType checks an input schema's root "type" value v: "object" is
+// kept, a list that holds "object" is to be rewritten to it (rewrite),
+// and anything else is refused (got says what it is).
+func fitRootType(v []byte) (rewrite, got string) {
+	switch v[0] {
+	case '"':
+		var s string
+		json.Unmarshal(v, &s)
+		if s == "object" {
+			return "", ""
+		}
+		return "", strconv.Quote(s)
+	case '[':
+		var list []any
+		json.Unmarshal(v, &list)
+		for _, x := range list {
+			if x == "object" {
+				return `"object"`, ""
+			}
+		}
+		return "", "the list " + string(compactRaw(v)) + `, without "object"`
+	}
+	return "", kindOf(v)
+}
+
+// member is one member of a JSON object: its key and where its value
+// lies in the object's bytes.
+type member struct {
+	key        string
+	start, end int
+}
+
+// members lists the members of the JSON object obj in document order, a
+// key written twice as often as it is written.
+func members(obj []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, err
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		end := int(dec.InputOffset())
+		out = append(out, member{key: key, start: end - len(v), end: end})
+	}
+	return out, nil
+}
+
+// kindOf names the JSON type of a value, for messages: "an array",
+// "a string", "true".
+func kindOf(v []byte) string {
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return string(v)
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// describeValue is kindOf, followed by the value itself when it is
+// short: `an array ["a",1]`.
+func describeValue(v []byte) string {
+	k := kindOf(v)
+	if c := compactRaw(v); len(c) <= 40 && (v[0] == '[' || v[0] == '"' || v[0] == '{' || v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+		return k + " " + string(c)
+	}
+	return k
+}
+
+func compactRaw(v []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return v
+	}
+	return b.Bytes()
+}
+
+// jsonPath writes an instance location inside a schema as a JSON path:
+// "$", "$.properties.query", `$.properties["a b"]`.
+func jsonPath(at []string) string {
+	var b strings.Builder
+	b.WriteByte('$')
+	for _, k := range at {
+		if isIdentifier(k) {
+			b.WriteString("." + k)
+		} else {
+			b.WriteString("[" + strconv.Quote(k) + "]")
+		}
+	}
+	return b.String()
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// unjoin flattens joined errors into their leaves.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
