@@ -106,7 +106,9 @@ var runSkillScriptDesc = packs.Tool{
 		`"args":{"type":"object","default":{},"description":"The script's arguments."},` +
 		`"stdin":{"type":"string","description":"Standard input for a .wasm script; empty when left out."}}}`),
 	OutputSchema: json.RawMessage(`{"type":"object","required":["skill_name","script_name","output"],"properties":{` +
-		`"skill_name":{"type":"string"},"script_name":{"type":"string"},"output":true}}`),
+		`"skill_name":{"type":"string"},"script_name":{"type":"string"},` +
+		`"output":{"description":"What the script returned: any JSON value; a .wasm script's stdout as a string."},` +
+		`"stderr":{"type":"string"},"truncated":{"type":"boolean"}}}`),
 	Category:   "skills",
 	Tags:       []string{"skills"},
 	Idempotent: true,
