@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -29,7 +30,8 @@ var (
 	ErrDuplicateTool = errors.New("registry: duplicate tool name")
 	// ErrInvalidTool is returned by New for a native tool whose
 	// description is unusable (no name, no description, a schema that does
-	// not compile).
+	// not compile, or one MCP clients refuse with no equivalent form they
+	// accept, which also matches packs.ErrToolSchema).
 	ErrInvalidTool = errors.New("registry: invalid tool")
 	// ErrBadConfig is returned for options that cannot work, such as
 	// session activation without a session id.
@@ -384,7 +386,7 @@ func (r *Registry) addNative(n Native, kind Kind) error {
 		if errors.Is(err, ErrDuplicateTool) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", ErrInvalidTool, err)
+		return fmt.Errorf("%w: %w", ErrInvalidTool, err)
 	}
 	return nil
 }
@@ -395,6 +397,25 @@ func (r *Registry) add(t *Tool, where string) error {
 	if prev, ok := r.tools[t.Name]; ok {
 		return fmt.Errorf("%w: %q is declared by %s and by %s", ErrDuplicateTool, t.Name, describeSource(prev), where)
 	}
+	if err := compileSchemas(t, where); err != nil {
+		return err
+	}
+	fitted, err := fitSchemas(t)
+	if err != nil {
+		return fmt.Errorf("%s: tool %q: %w", where, t.Name, err)
+	}
+	if fitted {
+		if err := compileSchemas(t, where); err != nil {
+			return err
+		}
+	}
+	r.tools[t.Name] = t
+	return nil
+}
+
+// compileSchemas compiles t's schemas, with their zero-allocation checks
+// where internal/fastschema covers them.
+func compileSchemas(t *Tool, where string) error {
 	var err error
 	if len(t.InputSchema) > 0 {
 		if t.input, err = packs.CompileSchema(t.InputSchema); err != nil {
@@ -408,8 +429,24 @@ func (r *Registry) add(t *Tool, where string) error {
 		}
 		t.fastOut, _ = fastschema.Compile(t.OutputSchema)
 	}
-	r.tools[t.Name] = t
 	return nil
+}
+
+// fitSchemas brings t's compiled schemas into the form MCP clients accept
+// (packs.FitInputSchema), whatever their source: a manifest, a module's
+// describe export, a native tool. A rewritten schema goes into a copy of
+// the description, which may be shared with the catalog; fitted says
+// there was one, to be compiled again.
+func fitSchemas(t *Tool) (fitted bool, err error) {
+	d := *t.Tool
+	if err := d.FitSchemas(); err != nil {
+		return false, err
+	}
+	if bytes.Equal(d.InputSchema, t.InputSchema) && bytes.Equal(d.OutputSchema, t.OutputSchema) {
+		return false, nil
+	}
+	t.Tool = &d
+	return true, nil
 }
 
 func describeSource(t *Tool) string {
