@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/skillhost/skillhost/server"
 )
 
@@ -422,4 +424,45 @@ func scrapeMetrics(t *testing.T, f *fixture) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// Tenant b's playbook with the title and file name of one of tenant a's
+// neither makes a's aliases ambiguous nor answers them: each tenant's
+// alias names its own playbook. Before, aliases were resolved over every
+// tenant's playbooks, and a's load_skill by title answered not_found.
+func TestAliasesResolveInsideTheTenant(t *testing.T) {
+	f := newSkillsFixture(t, map[string]string{
+		"beta/deploy.skill.yaml": `name: pack.beta.deploy
+title: Deploy alpha
+description: Tenant b's own deploy, about ocelots.
+trigger: The user asks to deploy.
+steps:
+  - Ship the ocelots.
+`,
+	})
+	for _, version := range revisions {
+		t.Run(version, func(t *testing.T) {
+			a := f.connect(t, skKeyA, version)
+			b := f.connect(t, skKeyB, version)
+			for _, alias := range []string{"Deploy alpha", "deploy alpha", "deploy"} {
+				for _, tc := range []struct {
+					who       string
+					cs        *mcp.ClientSession
+					want, not string
+				}{
+					{"a", a, "Ship it", "ocelots"},
+					{"b", b, "ocelots", "Ship it"},
+				} {
+					out, isErr := callText(t, tc.cs, "load_skill", map[string]any{"skill_name": alias})
+					if isErr || !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
+						t.Errorf("%s's load_skill %q: %.300s", tc.who, alias, out)
+					}
+					out, isErr = callText(t, tc.cs, "skill_get", map[string]any{"names": []string{alias}})
+					if isErr || !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
+						t.Errorf("%s's skill_get %q: %.300s", tc.who, alias, out)
+					}
+				}
+			}
+		})
+	}
 }
