@@ -466,3 +466,67 @@ steps:
 		})
 	}
 }
+
+// Tenant a asks for tenant b's skill and for a name no skill has (of the
+// same length) through every skill tool, resources/read and the skills
+// extension: the answers are the same but for the name.
+func TestAnotherTenantsSkillIsUnknown(t *testing.T) {
+	const theirs, nobodys = "beta-secret", "beta-secrex"
+	f := newSkillsFixture(t, nil)
+	for _, version := range revisions {
+		t.Run(version, func(t *testing.T) {
+			var h map[string]string
+			wrap := func(method, params string) string {
+				if version == stateless {
+					params = strings.TrimSuffix(params, "}") + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"attacker","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`
+				}
+				return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`
+			}
+			if version == stateless {
+				h = map[string]string{"MCP-Protocol-Version": stateless}
+			} else {
+				sid := rawSession(t, f.url, skKeyA, version)
+				h = map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}
+			}
+			for _, p := range []struct {
+				what, method, tool, params string
+			}{
+				{"load_skill", "tools/call", "load_skill", `{"name":"load_skill","arguments":{"skill_name":"NAME"}}`},
+				{"skill_get", "tools/call", "skill_get", `{"name":"skill_get","arguments":{"names":["NAME"]}}`},
+				{"read_skill_resource", "tools/call", "read_skill_resource", `{"name":"read_skill_resource","arguments":{"skill_name":"NAME","resource_name":"references/plan.md"}}`},
+				{"run_skill_script", "tools/call", "run_skill_script", `{"name":"run_skill_script","arguments":{"skill_name":"NAME","script_name":"scripts/run.wasm"}}`},
+				{"skill_search exact", "tools/call", "skill_search", `{"name":"skill_search","arguments":{"query":"NAME","search_type":"exact"}}`},
+				{"resources/read of its SKILL.md", "resources/read", "", `{"uri":"skill://NAME/SKILL.md"}`},
+				{"resources/read of a file", "resources/read", "", `{"uri":"skill://NAME/references/plan.md"}`},
+				{"skills/get", "skills/get", "", `{"uri":"skill://NAME/SKILL.md"}`},
+			} {
+				ask := func(name string) string {
+					hdr := map[string]string{}
+					for k, v := range h {
+						hdr[k] = v
+					}
+					if version == stateless {
+						hdr["Mcp-Method"] = p.method
+						if p.tool != "" {
+							hdr["Mcp-Name"] = p.tool
+						}
+						if p.method == "resources/read" {
+							var params struct{ URI string }
+							json.Unmarshal([]byte(strings.ReplaceAll(p.params, "NAME", name)), &params)
+							hdr["Mcp-Name"] = params.URI
+						}
+					}
+					a := rawPost(t, f.url, skKeyA, hdr, wrap(p.method, strings.ReplaceAll(p.params, "NAME", name)))
+					b, _ := json.Marshal(a)
+					return strings.ReplaceAll(string(b), name, "<name>")
+				}
+				if testing.Verbose() {
+					t.Logf("%s: %.200s", p.what, ask(nobodys))
+				}
+				if got, want := ask(theirs), ask(nobodys); got != want {
+					t.Errorf("%s: tenant b's skill answers\n%s\nbut a name no skill has answers\n%s", p.what, got, want)
+				}
+			}
+		})
+	}
+}
