@@ -44,9 +44,15 @@ test: setup rust-test
 
 # The differential fuzz target of the host's loader: no module wazero
 # refuses is run, and a module runs the same rewritten as original.
+# Then the server's reading of a request against the MCP SDK's: every
+# call the SDK runs is one the admission read (FuzzOneReading), and the
+# repeated-key scan finds what encoding/json's tokens find.
 FUZZTIME ?= 5m
+SERVER_FUZZTIME ?= 15s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadRunsOnlyValidModules$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./host
+	$(GO) test -run '^$$' -fuzz '^FuzzOneReading$$' -fuzztime $(SERVER_FUZZTIME) -fuzzminimizetime 5s ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckKeys$$' -fuzztime $(SERVER_FUZZTIME) -fuzzminimizetime 5s ./server
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
