@@ -34,10 +34,13 @@ run: build
 # benchmark once so they keep compiling and running (with -short, which
 # leaves out the largest catalogues' fills). TestEveryModuleLoads first
 # compiles the guests into the tests' shared cache without the race
-# detector, which would make compiling them take minutes.
+# detector, which would make compiling them take minutes. The race run has
+# SKILLHOST_REQUIRE_TOOLCHAINS set, so that a test needing what setup
+# installs (the MCP TypeScript SDK's client, with node) fails rather than
+# skips when it is missing.
 test: setup rust-test
 	$(GO) test -count=1 -run TestEveryModuleLoads ./internal/testenv
-	$(GO) test -race -count=1 $(PKGS)
+	SKILLHOST_REQUIRE_TOOLCHAINS=1 $(GO) test -race -count=1 $(PKGS)
 	$(MAKE) guide
 	$(GO) test -short -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
 	$(MAKE) fuzz FUZZTIME=30s

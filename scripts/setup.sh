@@ -2,9 +2,10 @@
 # setup.sh installs what skillhost's tests and guest builds need on a fresh
 # Debian 12 machine: wabt (wat2wasm), Debian's Rust toolchain with the wasm32
 # standard libraries and the crate sources the Rust guests use, TinyGo
-# (scripts/install-tinygo.sh, about 2 minutes the first time), and
-# staticcheck. It is idempotent: a second run checks,
-# prints one line per step and changes nothing.
+# (scripts/install-tinygo.sh, about 2 minutes the first time), staticcheck,
+# and the official MCP TypeScript SDK that the real-client test drives (Node
+# and npm from Debian when there is no node on PATH). It is idempotent: a
+# second run checks, prints one line per step and changes nothing.
 #
 # Needs root (or passwordless sudo) for apt. Safe with CI=true and no stdin.
 # Measured on a 2-core machine: about 80 s the first time (apt ~15 s, compiling
@@ -25,6 +26,12 @@ STATICCHECK_VERSION="${STATICCHECK_VERSION:-v0.8.2}"
 APT_PACKAGES=(wabt rustc cargo libstd-rust-dev-wasm32 lld-14
 	librust-serde-dev librust-serde-derive-dev librust-serde-json-dev
 	librust-syn-dev librust-quote-dev librust-proc-macro2-dev)
+# Node runs the MCP TypeScript SDK's client in cmd/skillhost's real-client
+# test. A node already on PATH (Node 20 or later, from anywhere) is used as
+# it is; without one, Debian's nodejs and npm are installed.
+if ! command -v node >/dev/null 2>&1; then
+	APT_PACKAGES+=(nodejs npm)
+fi
 
 step() { printf 'setup: %s\n' "$*"; }
 
@@ -116,4 +123,29 @@ case ":$PATH:" in
 *":$gobin:"*) ;;
 *) step "note: add $gobin to PATH to run staticcheck" ;;
 esac
+
+# 6. The official MCP TypeScript SDK, at the version
+# testdata/mcp-ts-client/package-lock.json pins, for the real-client test
+# (cmd/skillhost/ts_client_test.go). npm ci installs it from that lock file
+# into the user's cache, as Go's modules go to its module cache, and again
+# only when the lock file changes. SKILLHOST_MCP_TS_CLIENT_DIR overrides
+# the folder; the test reads the same variable.
+ts_lock="$root/testdata/mcp-ts-client/package-lock.json"
+ts_dir="${SKILLHOST_MCP_TS_CLIENT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skillhost/node-mcp-client}"
+if ! command -v npm >/dev/null 2>&1; then
+	step "node $(node --version) is on PATH without npm: install npm for it" >&2
+	exit 1
+fi
+if cmp -s "$ts_lock" "$ts_dir/installed-package-lock.json" &&
+	[ -f "$ts_dir/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+	step "MCP TypeScript SDK present in $ts_dir (node $(node --version))"
+else
+	step "npm ci (MCP TypeScript SDK) into $ts_dir"
+	mkdir -p "$ts_dir"
+	rm -f "$ts_dir/installed-package-lock.json"
+	cp "$root/testdata/mcp-ts-client/package.json" "$ts_lock" "$ts_dir/"
+	(cd "$ts_dir" && npm ci --no-audit --no-fund --loglevel=error </dev/null)
+	cp "$ts_lock" "$ts_dir/installed-package-lock.json"
+	step "MCP TypeScript SDK $(node -p 'require(process.argv[1]).version' "$ts_dir/node_modules/@modelcontextprotocol/sdk/package.json") in $ts_dir"
+fi
 step "done"
