@@ -362,6 +362,8 @@ func TestOAuthRefusals(t *testing.T) {
 		{"alg none", signWith(t, as.claims("alice"), "none", "rsa-1", jwt.UnsafeAllowNoneSignatureType), 401, "invalid_token", "signing algorithm is not accepted"},
 		{"HS256 with the public key", signWith(t, as.claims("alice"), "HS256", "rsa-1", pub), 401, "invalid_token", "signing algorithm is not accepted"},
 		{"unknown kid", signWith(t, as.claims("alice"), "RS256", "rsa-9", otherRSA), 401, "invalid_token", `no RS256 key with kid "rsa-9"`},
+		{"PS256 under a key pinned to RS256", signWith(t, as.claims("alice"), "PS256", "rsa-1", as.keys["rsa-1"]), 401, "invalid_token", `no PS256 key with kid "rsa-1"`},
+		{"PS256 with no kid, only an RS256-pinned RSA key", signWith(t, as.claims("alice"), "PS256", "", as.keys["rsa-1"]), 401, "invalid_token", "no PS256 key"},
 		{"EC token under an RSA kid", signWith(t, as.claims("alice"), "ES256", "rsa-1", as.keys["ec-1"]), 401, "invalid_token", `no ES256 key with kid "rsa-1"`},
 		{"wrong audience", as.sign(t, with("alice", func(c jwt.MapClaims) { c["aud"] = "https://other.example/mcp" }), "RS256", "rsa-1"), 401, "invalid_token", "not for this server"},
 		{"no audience", as.sign(t, with("alice", func(c jwt.MapClaims) { delete(c, "aud") }), "RS256", "rsa-1"), 401, "invalid_token", "not for this server"},
