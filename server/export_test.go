@@ -1,6 +1,9 @@
 package server
 
-import "time"
+import (
+	"net/http"
+	"time"
+)
 
 // SetJWKSMinRefresh sets how often the issuer's key set may be fetched
 // again, for servers made after it, and returns what restores it.
@@ -9,3 +12,7 @@ func SetJWKSMinRefresh(d time.Duration) (restore func()) {
 	jwksMinRefresh = d
 	return func() { jwksMinRefresh = old }
 }
+
+// WithDeadlines wraps h as the server wraps its own handler: each write
+// of an answer within write_timeout.
+func (s *Server) WithDeadlines(h http.Handler) http.Handler { return s.withDeadlines(h) }

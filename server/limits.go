@@ -164,10 +164,11 @@ type countedConn struct {
 	release func()
 }
 
+// Close gives the connection's place back before it closes, so that a
+// client that sees its connection end may open another at once.
 func (c *countedConn) Close() error {
-	err := c.Conn.Close()
 	c.once.Do(c.release)
-	return err
+	return c.Conn.Close()
 }
 
 // checkOrigin refuses, with 403, a request whose Origin header names an
