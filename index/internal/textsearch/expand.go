@@ -824,6 +824,25 @@ func (v *memVocab) Has(term string) bool {
 // most frequent, then in byte order. term itself is included (distance 0)
 // when it is a word. maxDist is clamped to 0..vocabMaxDist.
 func (v *memVocab) Near(term string, maxDist int) []string {
+	found := v.near(term, maxDist)
+	if len(found) == 0 {
+		return nil
+	}
+	out := make([]string, len(found))
+	for i, m := range found {
+		out[i] = m.word
+	}
+	return out
+}
+
+// vocabMatch is a word Near found, at its distance.
+type vocabMatch struct {
+	word string
+	dist int
+}
+
+// near is Near with each word's distance.
+func (v *memVocab) near(term string, maxDist int) []vocabMatch {
 	if term == "" || len(v.words) == 0 {
 		return nil
 	}
@@ -868,9 +887,9 @@ func (v *memVocab) Near(term string, maxDist int) []string {
 	if len(found) == 0 {
 		return nil
 	}
-	out := make([]string, len(found))
+	out := make([]vocabMatch, len(found))
 	for i, m := range found {
-		out[i] = v.words[m.id]
+		out[i] = vocabMatch{v.words[m.id], m.dist}
 	}
 	return out
 }

@@ -61,6 +61,8 @@ type Index struct {
 	surfStem []uint32
 	counts   []int32
 	vocab    *lazyVocab
+	// views remembers views of the index by key (CachedView).
+	views viewCache
 }
 
 // lazyVocab is the spelling vocabulary of a text index, built on first use.
@@ -76,7 +78,7 @@ func (l *lazyVocab) get() *memVocab {
 	l.once.Do(func() {
 		list := make([]string, 0, len(l.words))
 		for w, si := range l.words {
-			for range min(l.count[si], 16) {
+			for range min(l.count[si], vocabFreqCap) {
 				list = append(list, w)
 			}
 		}
@@ -245,7 +247,7 @@ func (ix *Index) finish(prev *Index) {
 	if prev != nil && len(prev.counts) == len(ix.counts) {
 		same := true
 		for i, c := range ix.counts {
-			if min(c, 16) != min(prev.counts[i], 16) {
+			if min(c, vocabFreqCap) != min(prev.counts[i], vocabFreqCap) {
 				same = false
 				break
 			}
@@ -419,9 +421,10 @@ func (ix *Index) phraseAt(toks []uint32, ids []uint32) bool {
 	return true
 }
 
-// idf is FTS5's inverse document frequency of a term in df documents.
-func (ix *Index) idf(df int) float64 {
-	v := math.Log((float64(ix.n) - float64(df) + 0.5) / (float64(df) + 0.5))
+// idf is FTS5's inverse document frequency of a term in df of n
+// documents.
+func idf(n, df int) float64 {
+	v := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
 	if v <= 0 {
 		v = 1e-6
 	}
@@ -450,7 +453,17 @@ var scratchPool sync.Pool
 // weighted share; the groups added. accept filters documents before they
 // are scored (nil accepts all). Matches come unordered.
 func (ix *Index) Search(sc *Scorer, accept func(doc int32) bool) []Match {
-	if ix.n == 0 || sc.groups == 0 {
+	return ix.search(nil, sc, accept)
+}
+
+// search is Search over the documents of v (nil: every live document),
+// with v's statistics.
+func (ix *Index) search(v *View, sc *Scorer, accept func(doc int32) bool) []Match {
+	n, avgLen := ix.n, ix.avgLen
+	if v != nil {
+		n, avgLen = v.n, v.avgLen
+	}
+	if n == 0 || sc.groups == 0 {
 		return nil
 	}
 	s, _ := scratchPool.Get().(*scoreScratch)
@@ -477,17 +490,20 @@ func (ix *Index) Search(sc *Scorer, accept func(doc int32) bool) []Match {
 			continue
 		}
 		ps, df := ix.postings(analyse(term))
+		if v != nil {
+			df = v.count(ps)
+		}
 		if df == 0 {
 			continue
 		}
-		idf := ix.idf(df)
+		termIDF := idf(n, df)
 		for _, p := range ps {
 			slot := s.slot[p.doc]
 			if slot == -2 {
 				continue
 			}
 			if slot < 0 {
-				if ix.isDead(p.doc) || (accept != nil && !accept(p.doc)) {
+				if ix.isDead(p.doc) || (v != nil && !v.Contains(p.doc)) || (accept != nil && !accept(p.doc)) {
 					s.slot[p.doc] = -2
 					s.refused = append(s.refused, p.doc)
 					continue
@@ -498,8 +514,8 @@ func (ix *Index) Search(sc *Scorer, accept func(doc int32) bool) []Match {
 				s.acc = append(s.acc, make([]float64, g)...)
 			}
 			f := float64(p.wf)
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(ix.docLen[p.doc])/ix.avgLen)
-			c := idf * f * (bm25K1 + 1) / (f + norm)
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(ix.docLen[p.doc])/avgLen)
+			c := termIDF * f * (bm25K1 + 1) / (f + norm)
 			acc := s.acc[int(slot)*g : int(slot)*g+g]
 			for _, l := range links {
 				acc[l.group] = math.Max(acc[l.group], l.weight*c)
