@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/skillhost/skillhost/index/internal/redact"
 )
 
 // Directory selection strategies.
@@ -100,34 +102,44 @@ func (s *Store) Directory(ctx context.Context, cfg DirectoryConfig, scope Scope)
 	if err := checkRequestScope(scope); err != nil {
 		return nil, err
 	}
-	tr, err := s.toolRedactor(ctx, cfg.VisibleTool, cfg.KnownTools)
+	cte, args := visibleSkillsCTE(scope, "")
+	d := &Directory{Entries: []DirectoryEntry{}, fields: fields, emit: s.emit}
+	var tr *redact.ToolRefs
+	// The entries and the tool names come from one read transaction, on
+	// one connection; the entries are read to their end first.
+	err = s.read(ctx, func(rd *readTx) error {
+		rows, err := rd.query(ctx, cte+`SELECT name, title, trigger, task_type, pinned FROM v
+			WHERE shadow_rank = 1 ORDER BY `+order+` LIMIT ?`, append(args, limit)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e DirectoryEntry
+			var pinned int
+			if err := rows.Scan(&e.Name, &e.Title, &e.Trigger, &e.TaskType, &pinned); err != nil {
+				return s.wrapErr(err)
+			}
+			e.Pinned = pinned != 0
+			d.Entries = append(d.Entries, e)
+		}
+		if err := rows.Err(); err != nil {
+			return s.wrapErr(err)
+		}
+		rows.Close()
+		tr, err = s.toolRedactor(ctx, rd, cfg.VisibleTool, cfg.KnownTools)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("index: skill directory: %w", err)
 	}
-	cte, args := visibleSkillsCTE(scope, "")
-	rows, err := s.db.QueryContext(ctx, cte+`SELECT name, title, trigger, task_type, pinned FROM v
-		WHERE shadow_rank = 1 ORDER BY `+order+` LIMIT ?`, append(args, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("index: skill directory: %w", s.wrapErr(err))
-	}
-	defer rows.Close()
-	d := &Directory{Entries: []DirectoryEntry{}, fields: fields, emit: s.emit}
-	for rows.Next() {
-		var e DirectoryEntry
-		var pinned int
-		if err := rows.Scan(&e.Name, &e.Title, &e.Trigger, &e.TaskType, &pinned); err != nil {
-			return nil, fmt.Errorf("index: skill directory: %w", s.wrapErr(err))
-		}
-		e.Pinned = pinned != 0
+	for i := range d.Entries {
+		e := &d.Entries[i]
 		e.Title = cutText(oneLine(s.clean(tr, e.Title)), directoryTitleLen)
 		e.Trigger = cutText(oneLine(s.clean(tr, e.Trigger)), directoryTriggerLen)
 		if e.TaskType == "unknown" {
 			e.TaskType = ""
 		}
-		d.Entries = append(d.Entries, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: skill directory: %w", s.wrapErr(err))
 	}
 	return d, nil
 }

@@ -57,6 +57,24 @@
 // transaction sees; writes through the Store bring it to the new
 // generation as they commit.
 //
+// # Connections
+//
+// A Store has a pool of max(4, 2×GOMAXPROCS) connections. No operation asks
+// the pool for a connection while it holds one: each reads its rows to the
+// end, or runs all its statements in one read transaction, before it asks
+// for anything else, and the caches it fills (the tool names that
+// tool-reference rewriting judges, the statistics of the full-text index)
+// are read on the caller's own connection, their locks held only to look
+// at them or fill them. Snapshots load before a search's transaction
+// starts, one at a time, and a caller waiting for another's load gives up
+// at its context's end. Writers take the write slot before their
+// connection, and nobody holding a connection waits for it. So however many
+// callers there are, each waits only for connections that are being given
+// back, and a wait for a connection, the write slot or a snapshot load
+// ends with its context. The predicates a caller passes (Visible,
+// VisibleTool) and Options.OnEvent may run while a connection is held,
+// and must not call back into the store.
+//
 // # Redaction
 //
 // Every skill text the store returns (search hits, skill_get, skill_list,

@@ -116,11 +116,17 @@ func (s *Store) GetSkills(ctx context.Context, r SkillGetRequest) (*SkillGetResu
 		return nil, err
 	}
 
-	found, err := s.skillsByName(ctx, r.Scope, names)
-	if err != nil {
-		return nil, fmt.Errorf("index: skill_get: %w", err)
-	}
-	tr, err := s.toolRedactor(ctx, r.VisibleTool, r.KnownTools)
+	// The skills and the tool names come from one read transaction, on
+	// one connection; the use is recorded after it ended.
+	var found map[string]idSkill
+	var tr *redact.ToolRefs
+	err = s.read(ctx, func(rd *readTx) (err error) {
+		if found, err = s.skillsByName(ctx, rd, r.Scope, names); err != nil {
+			return err
+		}
+		tr, err = s.toolRedactor(ctx, rd, r.VisibleTool, r.KnownTools)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("index: skill_get: %w", err)
 	}
@@ -219,7 +225,7 @@ func (w idScanner) Scan(dest ...any) error {
 // skillsByName loads the skills visible in sc whose name is one of names,
 // keyed by the requested name: an exact match, else the one
 // case-insensitive match.
-func (s *Store) skillsByName(ctx context.Context, sc Scope, names []string) (map[string]idSkill, error) {
+func (s *Store) skillsByName(ctx context.Context, rd *readTx, sc Scope, names []string) (map[string]idSkill, error) {
 	marks := strings.TrimSuffix(strings.Repeat("?,", len(names)), ",")
 	var nameArgs []any
 	for _, n := range names {
@@ -230,9 +236,9 @@ func (s *Store) skillsByName(ctx context.Context, sc Scope, names []string) (map
 	}
 	cte, args := visibleSkillsCTE(sc, `name IN (`+marks+`) OR name_key IN (`+marks+`)`, nameArgs...)
 	q := cte + `SELECT id, ` + skillColumns + ` FROM v WHERE shadow_rank = 1 ORDER BY name`
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := rd.query(ctx, q, args...)
 	if err != nil {
-		return nil, s.wrapErr(err)
+		return nil, err
 	}
 	defer rows.Close()
 	exact := make(map[string]idSkill)
@@ -262,9 +268,10 @@ func (s *Store) skillsByName(ctx context.Context, sc Scope, names []string) (map
 }
 
 // touchSkills counts one use of each skill: use_count + 1 and last_used
-// now, in one transaction. Use statistics are not searchable content, so
-// unlike Store.write this does not bump the generation the search
-// snapshots are keyed by.
+// now, in one transaction, holding the write slot as Store.write does. Use
+// statistics are not searchable content, so unlike Store.write this does
+// not bump the generation the search snapshots are keyed by. The caller
+// holds no connection (its reads have ended).
 func (s *Store) touchSkills(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
@@ -273,8 +280,10 @@ func (s *Store) touchSkills(ctx context.Context, ids []string) error {
 		return err
 	}
 	now := s.nowNano()
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	if err := s.lockWrite(ctx); err != nil {
+		return err
+	}
+	defer s.unlockWrite()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrapErr(err)
@@ -289,43 +298,58 @@ func (s *Store) touchSkills(ctx context.Context, ids []string) error {
 }
 
 // toolRedactor builds the tool-reference rewriter for one request from
-// the indexed tool names and extra. It is nil when visible is nil.
-func (s *Store) toolRedactor(ctx context.Context, visible func(string) bool, extra []string) (*redact.ToolRefs, error) {
+// the indexed tool names, as rd sees them, and extra. It is nil when
+// visible is nil.
+func (s *Store) toolRedactor(ctx context.Context, rd *readTx, visible func(string) bool, extra []string) (*redact.ToolRefs, error) {
 	if visible == nil {
 		return nil, nil
 	}
-	names, err := s.indexedToolNames(ctx)
+	names, err := s.indexedToolNames(ctx, rd)
 	if err != nil {
 		return nil, err
 	}
 	return redact.NewToolRefs(visible, append(slices.Clip(names), extra...)), nil
 }
 
-// indexedToolNames returns the names of the indexed tools, read once per
-// store generation: every skill answer handed to a model judges them, and
-// reading thousands of names costs milliseconds. The slice is shared; do
-// not change it.
-func (s *Store) indexedToolNames(ctx context.Context) ([]string, error) {
-	gen, err := s.generation(ctx)
+// toolRefs is toolRedactor in a read transaction of its own, for an
+// operation that holds no connection when it needs the rewriter.
+func (s *Store) toolRefs(ctx context.Context, visible func(string) bool, extra []string) (tr *redact.ToolRefs, err error) {
+	if visible == nil {
+		return nil, nil
+	}
+	err = s.read(ctx, func(rd *readTx) error {
+		tr, err = s.toolRedactor(ctx, rd, visible, extra)
+		return err
+	})
+	return tr, err
+}
+
+// indexedToolNames returns the names of the indexed tools of the
+// generation rd sees, read once per generation: every skill answer handed
+// to a model judges them, and reading thousands of names costs
+// milliseconds. The names are read through rd, on the connection the
+// caller already holds, and the cache's lock is held only to look at the
+// cache or fill it, never while the names are read: callers that find the
+// cache cold each read them, rather than wait, holding a connection, for
+// one that reads. The slice is shared; do not change it.
+func (s *Store) indexedToolNames(ctx context.Context, rd *readTx) ([]string, error) {
+	gen, err := rd.generation(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c := &s.toolNames
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.names != nil && c.gen == gen {
-		return c.names, nil
+	names, ok := c.names, c.names != nil && c.gen == gen
+	c.mu.Unlock()
+	if ok {
+		return names, nil
 	}
-	st, err := s.stmt(ctx, `SELECT name FROM tools`)
+	rows, err := rd.query(ctx, `SELECT name FROM tools`)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx)
-	if err != nil {
-		return nil, s.wrapErr(err)
-	}
 	defer rows.Close()
-	names := []string{}
+	names = []string{}
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
@@ -336,7 +360,11 @@ func (s *Store) indexedToolNames(ctx context.Context) ([]string, error) {
 	if err := rows.Err(); err != nil {
 		return nil, s.wrapErr(err)
 	}
-	c.gen, c.names = gen, names
+	c.mu.Lock()
+	if c.names == nil || gen >= c.gen {
+		c.gen, c.names = gen, names
+	}
+	c.mu.Unlock()
 	return names, nil
 }
 

@@ -414,7 +414,7 @@ func TestGetSkillsCountsUse(t *testing.T) {
 	if len(res.Skills) != 1 || len(res.Missing) != 0 || strings.Count(res.FormattedContext, "## ") != 1 {
 		t.Errorf("two spellings: %d skills, missing %v:\n%s", len(res.Skills), res.Missing, res.FormattedContext)
 	}
-	found, err := s.skillsByName(ctx, Scope{}, []string{"pack.core.browser_auth.login_basic", "pack.x.other"})
+	found, err := lookupSkills(ctx, s, Scope{}, []string{"pack.core.browser_auth.login_basic", "pack.x.other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +608,7 @@ func TestRetrievalHammer(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	found, err := s.skillsByName(ctx, Scope{}, []string{"pack.docs.release_notes", "pack.core.code.parse_iso_dates"})
+	found, err := lookupSkills(ctx, s, Scope{}, []string{"pack.docs.release_notes", "pack.core.code.parse_iso_dates"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,4 +619,13 @@ func TestRetrievalHammer(t *testing.T) {
 	if got := found["pack.core.code.parse_iso_dates"].UseCount; got != calls {
 		t.Errorf("parse_iso_dates use_count %d, want %d", got, calls)
 	}
+}
+
+// lookupSkills is skillsByName in a read transaction of its own.
+func lookupSkills(ctx context.Context, s *Store, sc Scope, names []string) (found map[string]idSkill, err error) {
+	err = s.read(ctx, func(rd *readTx) error {
+		found, err = s.skillsByName(ctx, rd, sc, names)
+		return err
+	})
+	return found, err
 }

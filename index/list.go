@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillhost/skillhost/index/internal/redact"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -117,36 +118,48 @@ func (s *Store) ListSkills(ctx context.Context, r SkillListRequest) (*SkillListR
 		args = append(args, r.ScopeMode)
 	}
 	q := cte + `SELECT name, trigger, task_type, origin, scope_mode, COUNT(*) OVER () ` + filter + ` ORDER BY name LIMIT ? OFFSET ?`
-	rows, err := s.db.QueryContext(ctx, q, append(args, size, (page-1)*size)...)
-	if err != nil {
-		return nil, fmt.Errorf("index: skill_list: %w", s.wrapErr(err))
-	}
-	defer rows.Close()
-	tr, err := s.toolRedactor(ctx, r.VisibleTool, r.KnownTools)
+	// One read transaction, on one connection: the page is read to its
+	// end before the count or the tool names are asked for, and those come
+	// from the same transaction, so the listing never waits for a second
+	// connection while it holds one (with every connection held by a
+	// listing that waits, none would come).
+	res := &SkillListResult{Skills: []SkillListEntry{}, Page: page, PageSize: size}
+	total := -1
+	var tr *redact.ToolRefs
+	err := s.read(ctx, func(rd *readTx) error {
+		rows, err := rd.query(ctx, q, append(args, size, (page-1)*size)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e SkillListEntry
+			if err := rows.Scan(&e.Name, &e.Trigger, &e.TaskType, &e.Origin, &e.ScopeMode, &total); err != nil {
+				return s.wrapErr(err)
+			}
+			res.Skills = append(res.Skills, e)
+		}
+		if err := rows.Err(); err != nil {
+			return s.wrapErr(err)
+		}
+		rows.Close()
+		if total < 0 {
+			// A page past the end has no rows to carry the count.
+			if err := rd.scanOne(ctx, cte+`SELECT COUNT(*)`+filter, []any{&total}, args...); err != nil {
+				return err
+			}
+		}
+		tr, err = s.toolRedactor(ctx, rd, r.VisibleTool, r.KnownTools)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("index: skill_list: %w", err)
 	}
-	res := &SkillListResult{Skills: []SkillListEntry{}, Page: page, PageSize: size}
-	total := -1
-	for rows.Next() {
-		var e SkillListEntry
-		if err := rows.Scan(&e.Name, &e.Trigger, &e.TaskType, &e.Origin, &e.ScopeMode, &total); err != nil {
-			return nil, fmt.Errorf("index: skill_list: %w", s.wrapErr(err))
-		}
+	for i := range res.Skills {
+		e := &res.Skills[i]
 		e.Trigger = cutText(oneLine(s.clean(tr, e.Trigger)), listTriggerLen)
 		if e.TaskType == "unknown" {
 			e.TaskType = ""
-		}
-		res.Skills = append(res.Skills, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: skill_list: %w", s.wrapErr(err))
-	}
-	rows.Close()
-	if total < 0 {
-		// A page past the end has no rows to carry the count.
-		if err := s.db.QueryRowContext(ctx, cte+`SELECT COUNT(*)`+filter, args...).Scan(&total); err != nil {
-			return nil, fmt.Errorf("index: skill_list: %w", s.wrapErr(err))
 		}
 	}
 	res.Total = total

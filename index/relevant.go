@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/skillhost/skillhost/index/internal/redact"
 )
 
 // Limits of Relevant.
@@ -58,7 +60,8 @@ type RelevantResult struct {
 // r.Task (full-text search, or its regex fallback without FTS5), fits them
 // into r.MaxTokens by structured compression and then truncation, renders
 // them as a <skill_context> block, and counts each returned skill as used,
-// in one transaction.
+// in one transaction. The search, the reading of the skills and the
+// recording of their use each take one connection, one after the other.
 func (s *Store) Relevant(ctx context.Context, r RelevantRequest) (*RelevantResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -96,11 +99,15 @@ func (s *Store) Relevant(ctx context.Context, r RelevantRequest) (*RelevantResul
 	if len(names) > 0 {
 		// Read the content through the same scope filter as GetSkills:
 		// a hit can only be injected if the caller could fetch it.
-		found, err := s.skillsByName(ctx, r.Scope, names)
-		if err != nil {
-			return nil, fmt.Errorf("index: relevant skills: %w", err)
-		}
-		tr, err := s.toolRedactor(ctx, r.VisibleTool, r.KnownTools)
+		var found map[string]idSkill
+		var tr *redact.ToolRefs
+		err := s.read(ctx, func(rd *readTx) (err error) {
+			if found, err = s.skillsByName(ctx, rd, r.Scope, names); err != nil {
+				return err
+			}
+			tr, err = s.toolRedactor(ctx, rd, r.VisibleTool, r.KnownTools)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("index: relevant skills: %w", err)
 		}

@@ -66,7 +66,7 @@ func TestRelevant(t *testing.T) {
 			}
 			all := []string{"pack.core.browser_auth.login_basic", "pack.core.api.pagination.cursor_loop",
 				"pack.core.code.parse_iso_dates", "pack.docs.release_notes"}
-			found, err := s.skillsByName(ctx, Scope{}, all)
+			found, err := lookupSkills(ctx, s, Scope{}, all)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -73,7 +73,9 @@ func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchRes
 		return nil, err
 	}
 	if len(res.Skills) > 0 && (s.redact || q.VisibleTool != nil) {
-		tr, err := s.toolRedactor(ctx, q.VisibleTool, q.KnownTools)
+		// The search's transaction has ended: the tool names are read in
+		// one of their own.
+		tr, err := s.toolRefs(ctx, q.VisibleTool, q.KnownTools)
 		if err != nil {
 			return nil, fmt.Errorf("index: skill search: %w", err)
 		}

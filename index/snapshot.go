@@ -128,9 +128,13 @@ var skillSnapKind = snapKind{
 
 // snapHolder holds the latest snapshot of one kind.
 type snapHolder struct {
-	kind    snapKind
-	cur     atomic.Pointer[snapshot]
-	mu      sync.Mutex  // serialises synchronous loads
+	kind snapKind
+	cur  atomic.Pointer[snapshot]
+	// loading is closed when the synchronous load in progress ends, and
+	// nil while none runs (see fresh); mu guards it and is never held
+	// while a load runs.
+	mu      sync.Mutex
+	loading chan struct{}
 	pending atomic.Bool // a background load is running
 }
 
@@ -152,7 +156,7 @@ func (rd *readTx) generation(ctx context.Context) (int64, error) {
 	return g, err
 }
 
-// load reads a snapshot in one transaction.
+// loadSnapshot reads a snapshot in one read transaction and offers it to h.
 func (s *Store) loadSnapshot(ctx context.Context, h *snapHolder) (*snapshot, error) {
 	snap := &snapshot{}
 	err := s.read(ctx, func(rd *readTx) error {
@@ -445,17 +449,55 @@ func (h *snapHolder) offer(snap *snapshot) {
 }
 
 // current returns a snapshot at least as new as the store generation now,
-// loading one if needed.
+// loading one if needed. Like every caller of fresh, it holds no
+// connection: it asks the pool for the generation, then for the load's.
 func (s *Store) current(ctx context.Context, h *snapHolder) (*snapshot, error) {
 	gen, err := s.generation(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cur := h.cur.Load(); cur != nil && cur.gen >= gen {
-		return cur, nil
+	return s.fresh(ctx, h, gen)
+}
+
+// fresh returns h's snapshot when it is of generation gen or later, else
+// loads one. One synchronous load runs at a time: a caller that finds one
+// running waits for it to end, or for its own context to end, and then
+// looks again (the load may have failed, or seen an older generation). No
+// lock is held while the load waits for its connection, and the callers
+// of fresh hold none, so the loader only ever waits for connections that
+// are being given back.
+func (s *Store) fresh(ctx context.Context, h *snapHolder, gen int64) (*snapshot, error) {
+	for {
+		if cur := h.cur.Load(); cur != nil && cur.gen >= gen {
+			return cur, nil
+		}
+		h.mu.Lock()
+		running := h.loading
+		if running == nil {
+			h.loading = make(chan struct{})
+		}
+		h.mu.Unlock()
+		if running != nil {
+			select {
+			case <-running:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		snap, err := s.loadUnlessFresh(ctx, h, gen)
+		h.mu.Lock()
+		close(h.loading)
+		h.loading = nil
+		h.mu.Unlock()
+		return snap, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
+}
+
+// loadUnlessFresh is fresh's load, made by the one caller that runs it:
+// a load that ended between that caller's look and its turn may have made
+// it needless.
+func (s *Store) loadUnlessFresh(ctx context.Context, h *snapHolder, gen int64) (*snapshot, error) {
 	if cur := h.cur.Load(); cur != nil && cur.gen >= gen {
 		return cur, nil
 	}

@@ -45,7 +45,11 @@ type Options struct {
 // Store is the SQLite index of tools and skills. It is safe for concurrent use
 // by multiple goroutines: searches run in parallel on a pool of connections
 // (the file is in WAL mode, so readers never wait for the writer), writes are
-// serialised and each runs in one transaction.
+// serialised and each runs in one transaction. No operation asks the pool
+// for a connection while it holds one, and no lock is held while a
+// connection is waited for but the write slot, which nobody holding a
+// connection waits for (see read and write): however many callers there
+// are, each waits only for connections that are being given back.
 type Store struct {
 	db   *sql.DB
 	path string
@@ -57,8 +61,11 @@ type Store struct {
 	now       func() time.Time
 	redact    bool
 
-	writeMu sync.Mutex // one writer at a time inside this process
-	closed  atomic.Bool
+	// writeSlot holds a token while a writer of this process runs: one
+	// writer at a time, each waiting for its turn no longer than its
+	// context (see lockWrite).
+	writeSlot chan struct{}
+	closed    atomic.Bool
 
 	stmtMu sync.RWMutex
 	stmts  map[string]*sql.Stmt
@@ -72,7 +79,8 @@ type Store struct {
 	toolText, skillText ftsText
 
 	// toolNames caches the indexed tool names that tool-reference
-	// rewriting judges, by store generation.
+	// rewriting judges, by store generation. mu guards the fields only:
+	// it is never held while the names are read (see indexedToolNames).
 	toolNames struct {
 		mu    sync.Mutex
 		gen   int64
@@ -119,6 +127,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		now:     opts.Now,
 		redact:  !opts.DisableRedaction,
 		stmts:   make(map[string]*sql.Stmt),
+
+		writeSlot: make(chan struct{}, 1),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -197,7 +207,9 @@ func (s *Store) wrapErr(err error) error {
 
 // stmt returns a prepared statement for query, preparing it once per store.
 // Statements are safe for concurrent use; database/sql re-prepares them per
-// connection as needed. No lock is held while preparing (see readTx.query).
+// connection as needed. Preparing takes a connection from the pool, so
+// stmt is called only by a goroutine that holds none (never inside read or
+// write; see readTx.query), and no lock is held while preparing.
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.stmtMu.RLock()
 	st, ok := s.stmts[query]
@@ -244,18 +256,39 @@ type writeDelta struct {
 	tools, skills kindChange
 }
 
-// write runs fn in one immediate transaction, holding the store's write lock,
-// and commits only when fn returns nil: a failure leaves the index exactly as
-// it was. A successful write bumps the generation the in-memory search
-// snapshots are keyed by and brings the snapshots this process holds to the
-// new generation (follow), so a search after a write never finds its
-// snapshot stale; fn reports what it changed in the delta.
+// lockWrite takes the store's write slot, waiting for the writer that
+// holds it no longer than ctx allows. The slot is the one lock held while
+// a connection is waited for (the writer's own): it is taken before the
+// connection, and no goroutine holding a connection ever waits for it, so
+// the connections its holder waits for are all held by readers that need
+// nothing more to finish.
+func (s *Store) lockWrite(ctx context.Context) error {
+	select {
+	case s.writeSlot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unlockWrite gives the write slot back.
+func (s *Store) unlockWrite() { <-s.writeSlot }
+
+// write runs fn in one immediate transaction, holding the store's write
+// slot, and commits only when fn returns nil: a failure leaves the index
+// exactly as it was. A successful write bumps the generation the in-memory
+// search snapshots are keyed by and brings the snapshots this process holds
+// to the new generation (follow), so a search after a write never finds its
+// snapshot stale; fn reports what it changed in the delta. fn runs on the
+// transaction's connection and must ask the store for nothing else.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx, d *writeDelta) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	if err := s.lockWrite(ctx); err != nil {
+		return err
+	}
+	defer s.unlockWrite()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrapErr(err)
@@ -344,8 +377,8 @@ func (s *Store) changedRows(ctx context.Context, tx *sql.Tx, h *snapHolder, prev
 // follow brings h's snapshot, if it was of generation prev, to prev+1
 // after a committed write that made the change c: an unchanged kind is
 // relabelled, a small change applied in place (c.rows), a larger one
-// reloaded here, in the writer. A snapshot of an older generation is left
-// as it was.
+// reloaded here, in the writer, once its transaction has given its
+// connection back. A snapshot of an older generation is left as it was.
 func (s *Store) follow(ctx context.Context, h *snapHolder, prev int64, c *kindChange) {
 	cur := h.cur.Load()
 	if cur == nil || cur.gen != prev {
@@ -358,14 +391,16 @@ func (s *Store) follow(ctx context.Context, h *snapHolder, prev int64, c *kindCh
 	case c.apply:
 		h.offer(s.update(cur, gen, c.uids, c.rows))
 	default:
-		h.mu.Lock()
-		s.loadSnapshot(ctx, h) // on error the next search loads it
-		h.mu.Unlock()
+		s.fresh(ctx, h, gen) // on error the next search loads it
 	}
 }
 
 // readTx is one read transaction: every statement of one search sees the
-// same snapshot of the database, whatever is committed meanwhile.
+// same snapshot of the database, whatever is committed meanwhile. It holds
+// one connection from BeginTx to Rollback, and every query of the
+// operation that made it runs on that connection (query, scanOne): the
+// operation asks the pool for nothing else until it ends, which is what
+// keeps callers that hold every connection from waiting for one more.
 type readTx struct {
 	s  *Store
 	tx *sql.Tx
@@ -375,7 +410,10 @@ type readTx struct {
 	genOK bool
 }
 
-// read runs fn in a read transaction.
+// read runs fn in a read transaction. fn reads through rd only: it may
+// not call a Store method that takes a connection of its own (stmt,
+// prepare, generation, current, read, write), nor wait for a lock whose
+// holder may do so.
 func (s *Store) read(ctx context.Context, fn func(rd *readTx) error) error {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -404,7 +442,8 @@ func (r *readTx) query(ctx context.Context, query string, args ...any) (*sql.Row
 	return rows, r.s.wrapErr(err)
 }
 
-// prepare caches prepared statements for queries; call it before read.
+// prepare caches prepared statements for queries; call it before read,
+// never inside it (see stmt).
 func (s *Store) prepare(ctx context.Context, queries ...string) error {
 	for _, q := range queries {
 		if _, err := s.stmt(ctx, q); err != nil {
@@ -456,7 +495,9 @@ func (s *Store) tidyFTS(ctx context.Context, tx *sql.Tx, fts string, changed, ro
 var errNoChange = errors.New("no change")
 
 // generation returns the write counter stored in index_meta; it changes with
-// every committed write, also one made by another process.
+// every committed write, also one made by another process. It takes a
+// connection from the pool: inside a read transaction use
+// readTx.generation.
 func (s *Store) generation(ctx context.Context) (int64, error) {
 	st, err := s.stmt(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = 'generation'`)
 	if err != nil {
