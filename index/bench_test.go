@@ -344,6 +344,7 @@ func rawQuery(b *testing.B, st *sql.Stmt, args ...any) {
 type benchData struct {
 	queries []string
 	cold    latencies
+	tools   []Tool // the catalogue of a tool benchmark
 }
 
 // warm loads the store's snapshots and runs n queries once, timing each.
@@ -398,53 +399,123 @@ func (bs *benchStore) get(b *testing.B, parent *testing.B, build func(s *Store) 
 	return bs.s, bs.extra
 }
 
+// benchTenants is how many tenants search the tenants variant of
+// BenchmarkSearchTools: tenant k owns the generated packs k, k+4, k+8 and
+// k+12, and packs 16 to 19 are everyone's, so each sees two fifths of the
+// tools.
+const benchTenants = 4
+
+// benchTenantQuery is the i-th query of the tenants variant, as a run asks
+// it: the tools its tenant may find (a view shared by the tenant's
+// searches), of which those it shows already are left out.
+func benchTenantQuery(q string, i int, views []*ToolView, visible []func(string) bool) ToolQuery {
+	k := i % benchTenants
+	return ToolQuery{Query: q, View: views[k], Visible: visible[k]}
+}
+
 func BenchmarkSearchTools(b *testing.B) {
 	for _, n := range []int{200, 10000} {
 		var bs benchStore
 		parent := b
+		build := func(s *Store) (any, error) {
+			tools := genTools(n, uint64(n))
+			if _, err := s.SyncTools(context.Background(), tools); err != nil {
+				return nil, err
+			}
+			names := make([]string, len(tools))
+			for i, t := range tools {
+				names[i] = t.Name
+			}
+			queries := genQueries(benchQueries, 1, names)
+			cold, err := warm(s, func(i int) error {
+				_, err := s.SearchTools(context.Background(), ToolQuery{Query: queries[i]})
+				return err
+			}, len(queries))
+			return benchData{queries: queries, cold: cold, tools: tools}, err
+		}
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			if n > benchSmallMax {
 				skipLarge(b)
 			}
-			s, extra := bs.get(b, parent, func(s *Store) (any, error) {
-				tools := genTools(n, uint64(n))
-				if _, err := s.SyncTools(context.Background(), tools); err != nil {
-					return nil, err
+			s, extra := bs.get(b, parent, build)
+			benchToolSearches(b, s, extra.(benchData), func(q string, _ int) ToolQuery { return ToolQuery{Query: q} })
+		})
+		// The tenants' views, and their visibility tests less the tools
+		// a run shows already (a fifth of them), as tool_search asks.
+		var (
+			tenantsOnce sync.Once
+			views       []*ToolView
+			visible     []func(string) bool
+		)
+		tenants := func(data benchData) {
+			tenantsOnce.Do(func() {
+				ns := make(map[string]int, n)
+				for _, t := range data.tools {
+					var p int
+					fmt.Sscanf(t.Namespace, "pack%d", &p)
+					ns[t.Name] = p
 				}
-				names := make([]string, len(tools))
-				for i, t := range tools {
-					names[i] = t.Name
+				for k := range benchTenants {
+					findable := func(name string) bool { p := ns[name]; return p >= 16 || p%benchTenants == k }
+					views = append(views, NewToolView(findable))
+					visible = append(visible, func(name string) bool { return findable(name) && len(name)%5 != 0 })
 				}
-				queries := genQueries(benchQueries, 1, names)
-				cold, err := warm(s, func(i int) error {
-					_, err := s.SearchTools(context.Background(), ToolQuery{Query: queries[i]})
-					return err
-				}, len(queries))
-				return benchData{queries: queries, cold: cold}, err
 			})
-			queries := extra.(benchData).queries
-			ctx := context.Background()
-			ours := make(latencies, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				t0 := time.Now()
-				if _, err := s.SearchTools(ctx, ToolQuery{Query: queries[i%len(queries)]}); err != nil {
+		}
+		b.Run(fmt.Sprintf("tools=%d/tenants=%d", n, benchTenants), func(b *testing.B) {
+			if n > benchSmallMax {
+				skipLarge(b)
+			}
+			s, extra := bs.get(b, parent, build)
+			data := extra.(benchData)
+			tenants(data)
+			for i, q := range data.queries { // each tenant's view made, as a server has them
+				if _, err := s.SearchTools(context.Background(), benchTenantQuery(q, i, views, visible)); err != nil {
 					b.Fatal(err)
 				}
-				ours = append(ours, time.Since(t0))
 			}
-			b.StopTimer()
-			p := s.toolPlan(ToolQuery{})
-			plans := make([]rawPlan, min(b.N, len(queries)))
-			for i := range plans {
-				plans[i] = planRaw(b, s, p, queries[i])
+			benchToolSearches(b, s, data, func(q string, i int) ToolQuery { return benchTenantQuery(q, i, views, visible) })
+		})
+		// Without a view, each search works the statistics out from
+		// Visible alone.
+		b.Run(fmt.Sprintf("tools=%d/tenants=%d/no-view", n, benchTenants), func(b *testing.B) {
+			if n > benchSmallMax {
+				skipLarge(b)
 			}
-			raw, naive := runRaw(b, s, p, plans, b.N)
-			report(b, ours, raw, naive)
-			b.ReportMetric(extra.(benchData).cold.pct(0.95), "cold-p95-ms")
+			s, extra := bs.get(b, parent, build)
+			data := extra.(benchData)
+			tenants(data)
+			benchToolSearches(b, s, data, func(q string, i int) ToolQuery {
+				return ToolQuery{Query: q, Visible: visible[i%benchTenants]}
+			})
 		})
 	}
+}
+
+// benchToolSearches times b.N tool searches of the store's queries, each
+// asked as query makes it, and reports them beside the raw SQL.
+func benchToolSearches(b *testing.B, s *Store, data benchData, query func(q string, i int) ToolQuery) {
+	queries := data.queries
+	ctx := context.Background()
+	ours := make(latencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		if _, err := s.SearchTools(ctx, query(queries[i%len(queries)], i)); err != nil {
+			b.Fatal(err)
+		}
+		ours = append(ours, time.Since(t0))
+	}
+	b.StopTimer()
+	p := s.toolPlan(ToolQuery{})
+	plans := make([]rawPlan, min(b.N, len(queries)))
+	for i := range plans {
+		plans[i] = planRaw(b, s, p, queries[i])
+	}
+	raw, naive := runRaw(b, s, p, plans, b.N)
+	report(b, ours, raw, naive)
+	b.ReportMetric(data.cold.pct(0.95), "cold-p95-ms")
 }
 
 func BenchmarkSearchSkills(b *testing.B) {
@@ -552,6 +623,15 @@ func BenchmarkSyncTools(b *testing.B) {
 		tools := genTools(n, 3)
 		benchOneChanged(b, setup(tools), change(tools), func(ctx context.Context, s *Store) error {
 			_, err := s.SearchTools(ctx, ToolQuery{Query: "search records"})
+			return err
+		})
+	})
+	// The first search of a tenant after a write works its view out again.
+	b.Run(fmt.Sprintf("one-changed+tenant-search/tools=%d", n), func(b *testing.B) {
+		tools := genTools(n, 3)
+		view := NewToolView(func(name string) bool { return len(name)%2 == 0 })
+		benchOneChanged(b, setup(tools), change(tools), func(ctx context.Context, s *Store) error {
+			_, err := s.SearchTools(ctx, ToolQuery{Query: "search records", View: view})
 			return err
 		})
 	})

@@ -21,11 +21,13 @@
 //     names split into words, descriptions, tags, parameters and examples,
 //     ranked by weighted bm25 and normalised per response (see
 //     SearchTools). The text is ranked in memory (internal/textsearch),
-//     over the snapshot of the generation the search's transaction sees:
+//     over the snapshot of the generation the search's transaction sees,
+//     with the statistics of what the caller may find (see Visibility):
 //     tool queries are expanded there with synonyms and spelling
 //     corrections, each term weighted, while skill queries keep their own
-//     words, so skill scores are FTS5's. SQLite FTS5 is the index of
-//     record, written with the rows; it ranks a search only when no
+//     words, so skill scores are FTS5's over the caller's skills. SQLite
+//     FTS5 is the index of record, written with the rows; it ranks only a
+//     tool search of the whole index (no View, no Visible) when no
 //     snapshot of that generation is at hand (a large catalogue that
 //     another process wrote, while its snapshot loads in the background),
 //     unexpanded, with the user's words quoted before they
@@ -48,6 +50,13 @@
 // Skill rowids encode scope and task type, so the full-text index only ever
 // ranks what the caller may see.
 //
+// What a caller cannot see does not move its scores either: bm25's
+// document counts, lengths and word frequencies, and the spelling
+// vocabulary of tool queries, are those of the tools of its ToolView (or
+// that its Visible admits) and of the skills of its scopes, worked out
+// once per caller and snapshot. One tenant's scores therefore say nothing
+// of another tenant's packs.
+//
 // # Consistency
 //
 // Every search reads one snapshot of the database (one read transaction),
@@ -55,7 +64,9 @@
 // matches, regex searches and text ranking use an in-memory copy of the
 // searchable fields, used only when it is of the generation the search's
 // transaction sees; writes through the Store bring it to the new
-// generation as they commit.
+// generation as they commit. After a write by another process, a search
+// that ranks with a caller's statistics uses the newest copy, a moment
+// old, while the fresh one loads in the background.
 //
 // # Connections
 //

@@ -50,8 +50,18 @@ type ToolQuery struct {
 	// Visible reports whether the caller may see or activate a tool; tools
 	// it refuses are never returned and never take a result slot. Nil allows
 	// every indexed tool. It is called during the search and must not call
-	// back into the store.
+	// back into the store. Without a View, an "fts" search also ranks with
+	// the statistics of the tools Visible admits (asking it of every
+	// indexed tool), so that tools the caller cannot see never change its
+	// scores.
 	Visible func(name string) bool
+	// View, when set, is the set of tools the caller may find at all: only
+	// they are returned, and an "fts" search ranks with their statistics,
+	// remembered in the view between searches. A caller whose Visible
+	// also leaves out tools for other reasons (tools it already shows)
+	// passes a View, so that those do not change the statistics either,
+	// and so that the statistics are not worked out again per search.
+	View *ToolView
 }
 
 // ToolHit is one search result.
@@ -686,7 +696,10 @@ func (s *Store) fetchWindows(ctx context.Context, rd *readTx, query string, args
 // parameters or examples by weighted bm25. When the store's snapshot is
 // current the text matches are ranked in its in-memory text index, where
 // the query is expanded with synonyms and spelling corrections, each
-// weighted below the query's own words (textSearch). Scores follow the contract:
+// weighted below the query's own words (textSearch). bm25's statistics and
+// the spelling vocabulary are those of the tools q.View (else q.Visible)
+// admits, so tools the caller cannot see never change its scores; such a
+// search is never ranked by FTS5. Scores follow the contract:
 // 1/(1+cost) min–max normalised over the result, where the cost of a name
 // match is its tier (0, 1, 2) and that of a bm25 match 3 plus its distance
 // from the best bm25 in the result (without the 3 when no name matched).
@@ -814,7 +827,7 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 		text:     &s.toolText,
 		scan:     scanTool,
 		scanText: scanToolRanked,
-		keep:     func(_ context.Context, hs []*hit) ([]*hit, error) { return visibleTools(hs, q.Visible), nil },
+		keep:     func(_ context.Context, hs []*hit) ([]*hit, error) { return visibleTools(hs, q.findable()), nil },
 		names: func(ctx context.Context, rd *readTx, key, terms string) (*nameIter, error) {
 			gen, err := rd.generation(ctx)
 			if err != nil {
@@ -836,15 +849,29 @@ func (s *Store) toolPlan(q ToolQuery) ftsPlan {
 			if err != nil {
 				return nil, false, err
 			}
-			snap := s.at(&s.toolSnaps, gen)
-			if snap == nil || snap.text == nil {
+			var snap *snapshot
+			if q.restricted() {
+				// Never FTS5, whose statistics are every tenant's: the
+				// search loaded a snapshot before its transaction, so
+				// there is none only when tests turned the text off
+				// (then the SQL path runs, to be compared with).
+				if snap = s.rankingSnap(gen, &s.toolSnaps); snap == nil {
+					return nil, useSnapshotText, nil
+				}
+			} else if snap = s.at(&s.toolSnaps, gen); snap == nil || snap.text == nil {
 				return nil, false, nil
 			}
-			sc := textsearch.NewScorer(textsearch.Expand(textsearch.SplitWords(query), snap.text))
-			hits := s.textSearch(snap, sc, need, func(doc int32) bool {
+			view := q.textView(snap)
+			var vocab textsearch.Vocab = snap.text
+			if view != nil {
+				vocab = view
+			}
+			sc := textsearch.NewScorer(textsearch.Expand(textsearch.SplitWords(query), vocab))
+			visible := q.findable()
+			hits := s.textSearch(snap, view, sc, need, func(doc int32) bool {
 				e := &snap.entries[doc]
 				return (q.IncludeAlwaysLoaded || e.loading != packs.LoadingAlways) && !seen[e.name]
-			}, func(e *snapEntry) bool { return q.Visible == nil || q.Visible(e.name) })
+			}, func(e *snapEntry) bool { return visible == nil || visible(e.name) })
 			return hits, true, nil
 		},
 	}
@@ -888,7 +915,7 @@ func (s *Store) exactTools(ctx context.Context, rd *readTx, req searchReq, q Too
 		if err != nil {
 			return nil, err
 		}
-		hits = visibleTools(hits, q.Visible)
+		hits = visibleTools(hits, q.findable())
 		if len(hits) > 0 {
 			for _, h := range hits {
 				h.score = scoreExact
@@ -925,6 +952,7 @@ func (s *Store) regexTools(ctx context.Context, req searchReq, q ToolQuery) ([]*
 	if err != nil {
 		return nil, err
 	}
+	visible := q.findable()
 	var hits []*hit
 	for i := range snap.entries {
 		e := &snap.entries[i]
@@ -932,7 +960,7 @@ func (s *Store) regexTools(ctx context.Context, req searchReq, q ToolQuery) ([]*
 			continue
 		}
 		sc := req.re.score(e.name, e.text...)
-		if sc == 0 || (q.Visible != nil && !q.Visible(e.name)) {
+		if sc == 0 || (visible != nil && !visible(e.name)) {
 			continue
 		}
 		h := e.hit

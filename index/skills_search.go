@@ -64,7 +64,10 @@ func scanSkillHitRanked(r rowScanner, h *hit) error {
 // search's transaction sees, text matches are ranked in its in-memory text
 // index, with FTS5's bm25 and the caller's scope, task type and shadowing
 // applied in memory: the SQL path's ranking without its pruning of
-// commoner words by document frequency; the query is not expanded. Titles
+// commoner words by document frequency; the query is not expanded. bm25's
+// statistics are those of the skills of the caller's scopes, so skills of
+// other tenants and projects never change its scores (after a write by
+// another process the newest snapshot ranks while a fresh one loads). Titles
 // and triggers are handed back with tool-reference rewriting and, unless
 // the store's options turn it off, redaction applied.
 func (s *Store) SearchSkills(ctx context.Context, q SkillQuery) (*SkillSearchResult, error) {
@@ -123,7 +126,15 @@ func (s *Store) searchSkills(ctx context.Context, q SkillQuery) (*SkillSearchRes
 	default:
 		var rd *readTx // set before the plan's keep runs
 		p := s.skillPlan(&rd, q)
-		if err = s.prepare(ctx, p.statements()...); err == nil {
+		if useSnapshotText && s.skillSnaps.cur.Load() == nil {
+			// Text is ranked in the snapshot (rankingSnap): load the
+			// first one now, before the read transaction.
+			_, err = s.current(ctx, &s.skillSnaps)
+		}
+		if err == nil {
+			err = s.prepare(ctx, p.statements()...)
+		}
+		if err == nil {
 			err = s.read(ctx, func(r *readTx) (err error) {
 				rd = r
 				hits, err = s.ftsSearch(ctx, r, req, p)
@@ -239,14 +250,26 @@ func (s *Store) skillPlan(rd **readTx, q SkillQuery) ftsPlan {
 			}), nil
 		},
 		memText: func(ctx context.Context, rd *readTx, query string, need int, seen map[string]bool) ([]*hit, bool, error) {
-			snap, err := s.skillSnapText(ctx, rd)
-			if err != nil || snap == nil {
+			gen, err := rd.generation(ctx)
+			if err != nil {
 				return nil, false, err
+			}
+			// Ranked with the statistics of the caller's scopes, never
+			// by FTS5 (see rankingSnap).
+			snap := s.rankingSnap(gen, &s.skillSnaps)
+			if snap == nil {
+				return nil, false, nil
 			}
 			ids, typ := snap.scopeFilter(q.Scope, q.TaskType)
 			filt := snap.filt
-			terms := snap.text.WithoutUbiquitous(textsearch.Plain(query), ubiquitous)
-			hits := s.textSearch(snap, textsearch.NewScorer(terms), need, func(doc int32) bool {
+			view := snap.skillView(ids)
+			var terms []textsearch.Term
+			if view != nil {
+				terms = view.WithoutUbiquitous(textsearch.Plain(query), ubiquitous)
+			} else {
+				terms = snap.text.WithoutUbiquitous(textsearch.Plain(query), ubiquitous)
+			}
+			hits := s.textSearch(snap, view, textsearch.NewScorer(terms), need, func(doc int32) bool {
 				f := filt[doc]
 				id := f >> filtTypeBits
 				return (id == ids[0] || id == ids[1] || id == ids[2]) && id != 0 && (typ < 0 || int(f&filtTypeMask) == typ)
