@@ -101,3 +101,29 @@ func BenchmarkNewRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuiltinCall measures what a built-in's deadline (builtinTool:
+// a timer and a goroutine per call) adds to a call: the same tool called
+// as a native tool and as a built-in, in one run.
+func BenchmarkBuiltinCall(b *testing.B) {
+	reg, err := registry.New(context.Background(), nil, registry.Options{
+		Natives: []registry.Native{nop{"as_native"}}, Builtins: []registry.Native{nop{"as_builtin"}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := reg.NewRun(registry.RunContext{Tenant: "t"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kind := range []string{"native", "builtin"} {
+		b.Run("kind="+kind, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := run.Call(context.Background(), "as_"+kind, nil, nil); err != nil || res.IsError {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
+}

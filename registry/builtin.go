@@ -68,7 +68,12 @@ func UsesIndex(name string) bool {
 // reports failures as tool errors; each must be called through a Run,
 // whose visibility it applies: a search shows only tools the run may find
 // (Run.Findable), and skill texts handed back have references to other
-// tools rewritten.
+// tools rewritten. Passed as Options.Builtins, each runs under a deadline,
+// as a Wasm tool runs under its timeout: the default timeout of a Wasm
+// tool (Options.DefaultLimits, else the operator's [limits], else
+// host.DefaultTimeout), and for run_skill_script the longest timeout a
+// pack's grant gives on top of it; a call still running then ends as a
+// timeout result, whatever the tool is waiting for.
 func Builtins(opts BuiltinOptions) []Native {
 	var out []Native
 	if opts.Index != nil && !opts.NoToolSearch {
@@ -86,18 +91,22 @@ func Builtins(opts BuiltinOptions) []Native {
 			&builtin{desc: listSkillsDesc, fn: s.listSkills, set: s},
 			&builtin{desc: loadSkillDesc, fn: s.loadSkill},
 			&builtin{desc: readSkillResourceDesc, fn: s.readSkillResource},
-			&builtin{desc: runSkillScriptDesc, fn: s.runSkillScript},
+			&builtin{desc: runSkillScriptDesc, fn: s.runSkillScript, runsScripts: true},
 		)
 	}
 	return out
 }
 
 // builtin is one built-in tool: its description and the function that
-// answers a call made in a run.
+// answers a call made in a run. The registry runs fn under a deadline
+// (builtinTool).
 type builtin struct {
 	desc packs.Tool
 	fn   func(ctx context.Context, run *Run, args json.RawMessage) (any, error)
 	set  *SkillSet // list_skills' skill set, for Run.Skills
+	// runsScripts says fn runs skills' scripts, each under its own
+	// timeout (grants.builtinTimeout).
+	runsScripts bool
 }
 
 func (b *builtin) Describe() packs.Tool { return b.desc }

@@ -85,8 +85,13 @@ func (run *Run) call(ctx context.Context, c *call) (res *Result) {
 		if p := recover(); p != nil {
 			// Nothing a call brings — arguments, an implementation's bug —
 			// may take the process down; the stack goes to the log, not
-			// to the model.
-			run.reg.emit(ctx, run.rc, EventToolPanic, map[string]any{"tool_name": t.Name, "panic": fmt.Sprint(p), "stack": string(debug.Stack())})
+			// to the model. A built-in's panic comes from the goroutine it
+			// ran in, with that goroutine's stack.
+			stack := debug.Stack()
+			if bp, ok := p.(*builtinPanic); ok {
+				p, stack = bp.value, bp.stack
+			}
+			run.reg.emit(ctx, run.rc, EventToolPanic, map[string]any{"tool_name": t.Name, "panic": fmt.Sprint(p), "stack": string(stack)})
 			res = errorResult(abi.CodeInternal, "tool %q failed inside the host", t.Name)
 		}
 	}()
@@ -296,6 +301,86 @@ func (n nativeTool) call(ctx context.Context, c *call) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Output: out}, nil
+}
+
+// builtinTool runs one of skillhost's own tools under a deadline, as the
+// host runs a Wasm tool under its timeout: the call's context ends after
+// timeout (or at the caller's deadline, when that comes first), and the
+// call returns then with a timeout error whether the built-in has
+// returned or not. A built-in that waits for something that does not
+// look at its context (a lock, a file system, a Go skill's function) goes
+// on in its goroutine until that wait ends, with its context done; its
+// answer is dropped. So nothing a model calls holds its caller past the
+// deadline.
+type builtinTool struct {
+	n       Native
+	timeout time.Duration
+}
+
+// builtinPanic carries a built-in's panic, and the stack of the goroutine
+// it ran in, to the goroutine that made the call (see Run.call).
+type builtinPanic struct {
+	value any
+	stack []byte
+}
+
+func (b builtinTool) call(ctx context.Context, c *call) (*Result, error) {
+	start := time.Now()
+	outer, _ := ctx.Deadline()
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	type answer struct {
+		out   json.RawMessage
+		err   error
+		panic *builtinPanic
+	}
+	done := make(chan answer, 1) // the goroutine never waits to hand its answer over
+	go func() {
+		var a answer
+		defer func() {
+			if p := recover(); p != nil {
+				a = answer{panic: &builtinPanic{value: p, stack: debug.Stack()}}
+			}
+			done <- a
+		}()
+		a.out, a.err = b.n.Execute(withRun(ctx, c.run), c.args)
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		select {
+		case a = <-done: // it answered as the deadline came
+		default:
+			return nil, b.timedOut(ctx, c.tool.Name, start, outer)
+		}
+	}
+	switch {
+	case a.panic != nil:
+		panic(a.panic)
+	case a.err != nil && ctx.Err() != nil:
+		// Failed because its context ended: say so the way every
+		// built-in's timeout is said.
+		return nil, b.timedOut(ctx, c.tool.Name, start, outer)
+	case a.err != nil:
+		return nil, a.err
+	}
+	return &Result{Output: a.out}, nil
+}
+
+// timedOut is the tool error of a built-in whose context ended: its own
+// timeout, the deadline of the call it was made for (a guest's
+// tool_call, a server's request), or the caller giving up.
+func (b builtinTool) timedOut(ctx context.Context, name string, start, outer time.Time) *ToolError {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &ToolError{Code: abi.CodeTimeout, Message: fmt.Sprintf("tool %q was canceled by the caller", name)}
+	}
+	if !outer.IsZero() && outer.Sub(start) < b.timeout {
+		return &ToolError{Code: abi.CodeTimeout, Message: fmt.Sprintf(
+			"tool %q timed out after %v: the caller's deadline came before this call's %v timeout",
+			name, time.Since(start).Round(time.Millisecond), b.timeout)}
+	}
+	return &ToolError{Code: abi.CodeTimeout, Message: fmt.Sprintf("tool %q timed out after %v", name, b.timeout)}
 }
 
 type runKey struct{}

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"time"
+
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 )
@@ -162,4 +164,38 @@ func HostLimits(l packs.Limits) host.Limits {
 		MaxWriteBytes:        l.MaxWriteBytes,
 		MaxOpenFiles:         l.MaxOpenFiles,
 	}
+}
+
+// defaultTimeout is the timeout of a Wasm tool that neither its manifest
+// nor its pack's grant limits: the embedder's default limits, else the
+// operator's [limits], else the host's default (host.DefaultTimeout
+// unless the host was configured otherwise).
+func (g *grants) defaultTimeout() time.Duration {
+	for _, d := range []time.Duration{g.defaults.Timeout, g.op.Limits.Timeout, g.resolve(host.Limits{}).Timeout} {
+		if d > 0 {
+			return d
+		}
+	}
+	return host.DefaultTimeout
+}
+
+// builtinTimeout is how long a call of built-in n may run (see
+// builtinTool): the default timeout of a Wasm tool, so that one setting
+// bounds every call a model makes. run_skill_script runs a skill's .wasm
+// script under the grant of the skill's pack, whose timeout may be longer:
+// its calls get the longest timeout any grant gives, on top of the default
+// for finding, reading and compiling the script.
+func (g *grants) builtinTimeout(n Native) time.Duration {
+	d := g.defaultTimeout()
+	if b, ok := n.(*builtin); !ok || !b.runsScripts {
+		return d
+	}
+	longest := d
+	for _, eg := range g.embedder {
+		longest = max(longest, eg.Limits.Timeout)
+	}
+	for _, pg := range g.op.Packs {
+		longest = max(longest, pg.Limits.Timeout)
+	}
+	return d + longest
 }

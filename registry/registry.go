@@ -61,7 +61,8 @@ type Options struct {
 	// operator config's section for that pack.
 	Grants map[string]host.Grant
 	// DefaultLimits are the embedder's default ceilings; their non-zero
-	// fields win over the operator config's [limits].
+	// fields win over the operator config's [limits]. The default timeout
+	// they give a Wasm tool bounds every built-in's call too (Builtins).
 	DefaultLimits host.Limits
 	// Policy removes tools before anything else sees them.
 	Policy ToolPolicy
@@ -382,6 +383,9 @@ func (r *Registry) addNative(n Native, kind Kind) error {
 	}
 	(&packs.Pack{DefaultLoading: d.Loading}).CompleteTool(&d)
 	t := &Tool{Tool: &d, Kind: kind, Source: string(kind), impl: nativeTool{n}}
+	if kind == KindBuiltin {
+		t.impl = builtinTool{n: n, timeout: r.grants.builtinTimeout(n)}
+	}
 	if err := r.add(t, fmt.Sprintf("%s tool", kind)); err != nil {
 		if errors.Is(err, ErrDuplicateTool) {
 			return err
