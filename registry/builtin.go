@@ -231,8 +231,11 @@ func (o BuiltinOptions) toolSearch(ctx context.Context, run *Run, args json.RawM
 	// The run decides what is already in the model's list (always-loaded
 	// tools, patterns, activations), not the index's loading mode, so the
 	// index is asked for every mode and the run filters.
+	// The index ranks with the statistics of the tools the run may find
+	// (its View), whatever the run already shows.
 	res, err := o.Index.SearchTools(ctx, index.ToolQuery{
 		Query: in.Query, SearchType: in.SearchType, Limit: in.Limit, IncludeAlwaysLoaded: true,
+		View: run.toolView(),
 		Visible: func(name string) bool {
 			return run.Findable(name) && (in.IncludeAlwaysLoaded || !run.Visible(name))
 		},

@@ -108,6 +108,7 @@ type Registry struct {
 	modules map[*packs.Module]*moduleSlot
 
 	sessions sessions
+	views    toolViews
 }
 
 // New builds the registry of the tools of cat (its packs' Wasm tools),

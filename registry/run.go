@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -75,7 +76,10 @@ type RunContext struct {
 // VisibilityPolicy is the run-time policy: it decides which tools of the
 // registry a run may see or activate. What it refuses is neither listed,
 // found by search, activated nor executed in the run. Allowed must be
-// safe for concurrent use.
+// safe for concurrent use, and give the same answer for a tool and a run
+// context for as long as the registry is used: tool search ranks with the
+// statistics of the tools a policy allows, worked out once per policy
+// (when it is a pointer) and run context.
 type VisibilityPolicy interface {
 	Allowed(rc RunContext, t *Tool) bool
 }
@@ -129,6 +133,10 @@ type Run struct {
 	narrowed   sync.Map // *Tool → host.Grant, for tools of packs in grants
 	services   host.ServiceProvider
 	countFuel  bool
+	// view is the run's own index view for tool_search, made once, when
+	// its policy cannot be shared (toolView).
+	ownView sync.Once
+	view    *index.ToolView
 }
 
 // activations are the tools activated in a run or a session.
