@@ -108,7 +108,11 @@ type Config struct {
 	// their non-zero fields win over the operator config's [limits]. A
 	// module's limits are held to its pack's grant where that sets them,
 	// else to these defaults, else to the built-in ones (host.DefaultTimeout
-	// and the rest): a manifest can lower a limit, never raise it.
+	// and the rest): a manifest can lower a limit, never raise it. The
+	// default timeout (this one, else [limits] timeout) is also the
+	// deadline of every call of skillhost's own tools (tool_search,
+	// skill_get, read_skill_resource…), which end as a timeout result
+	// when they pass it.
 	DefaultLimits Limits
 	// MemoryBudget bounds the memory the engine holds between calls, in
 	// bytes: the linear memory of idle warm instances and the snapshots
