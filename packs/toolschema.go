@@ -1,10 +1,10 @@
 package packs
 
-// What MCP clients accept of a tool's schemas. The MCP schema of every
-// revision skillhost serves (testdata/mcp-schema) requires a tool's
-// inputSchema, and its outputSchema when there is one, to be a JSON object
-// with "type": "object" whose "properties" map names to objects, and
-// "required" to be a list of strings. JSON Schema itself allows more (a
+// What MCP clients accept of a tool's schemas. The MCP schema of the
+// revisions skillhost serves (testdata/mcp-schema) requires a tool's
+// inputSchema to be a JSON object with "type": "object", and up to
+// 2025-11-25 its "properties", and those of the outputSchema, to map
+// names to objects, and "required" to be a list of strings. JSON Schema itself allows more (a
 // boolean schema anywhere a schema goes), and clients built on the
 // official TypeScript SDK refuse a whole tools/list when one tool breaks
 // the rule. FitInputSchema and FitOutputSchema bring a tool's schemas
@@ -131,8 +131,8 @@ func joinErrors(errs ...error) error {
 	return &joined{all}
 }
 
-// joined is errors.Join's result, with the messages joined by "; " so
-// that a tool's problems read as one line.
+// joined is what errors.Join makes, with the messages joined by "; "
+// instead of line breaks, so that a tool's problems read as one line.
 type joined struct{ errs []error }
 
 func (j *joined) Error() string {
