@@ -182,27 +182,6 @@ func (b rpcBody) single() (call toolCall, ok bool) {
 	return toolCall{req: req, params: p}, true
 }
 
-// firstID returns the id of the body's first request, for an answer that
-// refuses the whole body.
-func (b rpcBody) firstID() jsonrpc.ID {
-	for _, m := range b.msgs {
-		if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
-			return r.ID
-		}
-	}
-	return jsonrpc.ID{}
-}
-
-// hasCall reports whether the body holds a tools/call request.
-func (b rpcBody) hasCall() bool {
-	for _, m := range b.msgs {
-		if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" {
-			return true
-		}
-	}
-	return false
-}
-
 // calls returns the tools/call requests of the body whose params the SDK
 // can read, in order: the calls it would run.
 func (b rpcBody) calls() []toolCall {

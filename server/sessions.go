@@ -223,16 +223,6 @@ func (st *sessionTable) enter(tenant, id string) (leave func(), refusal *session
 	}, nil
 }
 
-// count returns the open sessions of tenant ("" for all).
-func (st *sessionTable) count(tenant string) int {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if tenant == "" {
-		return st.total
-	}
-	return len(st.byTenant[tenant])
-}
-
 // entryKey is the context key under which serveMCP hands the server
 // factory (httpServer) the table entry of the session a request starts.
 type entryKey struct{}
