@@ -40,7 +40,7 @@ run: build
 # skips when it is missing.
 test: setup rust-test
 	$(GO) test -count=1 -run TestEveryModuleLoads ./internal/testenv
-	SKILLHOST_REQUIRE_TOOLCHAINS=1 $(GO) test -race -count=1 $(PKGS)
+	SKILLHOST_REQUIRE_TOOLCHAINS=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(MAKE) guide
 	$(GO) test -short -run '^$$' -bench . -benchtime=1x -count=1 $(PKGS)
 	$(MAKE) fuzz FUZZTIME=30s
