@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -51,15 +52,15 @@ func (e *ToolSchemaError) Is(target error) bool { return target == ErrToolSchema
 
 // What a client accepts, in the words of ToolSchemaError.Want.
 const (
-	wantSchemaObject   = `a JSON Schema object ({} for a value of any type)`
-	wantObjectRoot     = `an object schema ({"type": "object", "properties": {…}}), as MCP sends a tool's arguments as one JSON object`
-	wantObjectType     = `"object", as MCP sends a tool's arguments as one JSON object`
-	wantPropertiesMap  = `an object that maps each property name to its schema`
-	wantRequiredList   = `a list of property names`
-	wantSchemaString   = `a string naming the JSON Schema dialect`
-	anyValueSchema     = `{}`
-	noValueSchema      = `{"not":{}}`
-	objectSchemaString = `{"type":"object"}`
+	wantSchemaObject  = `a JSON Schema object ({} for a value of any type)`
+	wantObjectRoot    = `an object schema ({"type": "object", "properties": {…}}), as MCP sends a tool's arguments as one JSON object`
+	wantObjectType    = `"object", as MCP sends a tool's arguments as one JSON object`
+	wantPropertiesMap = `an object that maps each property name to its schema`
+	wantRequiredList  = `a list of property names`
+	wantSchemaString  = `a string naming the JSON Schema dialect`
+	anyValueSchema    = `{}`
+	noValueSchema     = `{"not":{}}`
+	emptyObjectSchema = `{"type":"object","properties":{}}`
 )
 
 // FitInputSchema returns a tool's input schema in the form MCP clients
@@ -67,9 +68,15 @@ const (
 // equivalent that keeps them are rewritten, and the rest of the document
 // is kept byte for byte:
 //
-//   - a schema of true (any arguments) becomes {"type":"object"};
+//   - a schema of true (any arguments) becomes
+//     {"type":"object","properties":{}};
 //   - a root "type" list that holds "object" becomes "object" (arguments
 //     are always an object: the registry refuses anything else);
+//   - a root without "type" gets "type": "object", put first, and one
+//     without "properties" gets "properties": {}, after "type": OpenAI
+//     refuses a function whose object parameters have no properties
+//     ("object schema missing properties"), which is what a map input,
+//     a custom JSON encoding or a "$ref" root declares;
 //   - a property whose schema is true becomes {}, and false {"not":{}}.
 //
 // Anything else that breaks the rules is refused, each part with a
@@ -168,7 +175,7 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 		case output:
 			return raw, nil // not an object schema: not sent to MCP clients
 		case string(doc) == "true":
-			return json.RawMessage(objectSchemaString), nil
+			return json.RawMessage(emptyObjectSchema), nil
 		case string(doc) == "false":
 			return nil, fail(nil, "false, a schema no arguments match", wantObjectRoot)
 		}
@@ -180,6 +187,7 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 	}
 	var edits []edit
 	var errs []error
+	typeEnd, hasProperties := -1, false
 	for _, m := range root {
 		v := doc[m.start:m.end]
 		at := []string{m.key}
@@ -188,12 +196,14 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 			if output {
 				continue // an output schema is checked only when its type says "object"
 			}
+			typeEnd = m.end
 			if rewrite, got := fitRootType(v); got != "" {
 				errs = append(errs, fail(at, got, wantObjectType))
 			} else if rewrite != "" {
 				edits = append(edits, edit{m.start, m.end, rewrite})
 			}
 		case "properties":
+			hasProperties = true
 			if v[0] != '{' {
 				errs = append(errs, fail(at, kindOf(v), wantPropertiesMap))
 				continue
@@ -224,6 +234,10 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 	if len(errs) > 0 {
 		return nil, joinErrors(errs...)
 	}
+	if !output {
+		edits = append(edits, rootObjectEdits(doc, len(root) > 0, typeEnd, hasProperties)...)
+		slices.SortStableFunc(edits, func(a, b edit) int { return a.start - b.start })
+	}
 	if len(edits) == 0 {
 		return raw, nil
 	}
@@ -236,6 +250,28 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 	}
 	b.Write(doc[last:])
 	return b.Bytes(), nil
+}
+
+// rootObjectEdits returns the insertions that give an input schema's
+// root what OpenAI requires of a function's parameters and the MCP schema
+// of a tool's inputSchema: "type": "object" (put first) when it has no
+// "type", and "properties": {} (after "type") when it has no
+// "properties". Arguments are always an object and an empty
+// "properties" constrains nothing, so the schema accepts what it did.
+// typeEnd is the end of the root's last "type" value, -1 when it has
+// none; members says the root has any.
+func rootObjectEdits(doc []byte, members bool, typeEnd int, hasProperties bool) []edit {
+	switch {
+	case !members:
+		return []edit{{0, len(doc), `{"type":"object","properties":{}}`}}
+	case typeEnd < 0 && !hasProperties:
+		return []edit{{1, 1, `"type":"object","properties":{},`}}
+	case typeEnd < 0:
+		return []edit{{1, 1, `"type":"object",`}}
+	case !hasProperties:
+		return []edit{{typeEnd, typeEnd, `,"properties":{}`}}
+	}
+	return nil
 }
 
 // objectTyped reports whether the root's "type" is "object" in one of

@@ -163,12 +163,17 @@ func TestNativeSchemasAreFitted(t *testing.T) {
 			valid:  `{"a":[1,{}],"c":"x"}`, invalid: `{"b":null}`},
 		{name: "boolean output property", output: `{"type":"object","required":["r"],"properties":{"r":true}}`,
 			wantOut: `{"type":"object","required":["r"],"properties":{"r":{}}}`},
-		{name: "true root", input: `true`, wantIn: `{"type":"object"}`, valid: `{"any":1}`},
+		{name: "true root", input: `true`, wantIn: `{"type":"object","properties":{}}`, valid: `{"any":1}`},
+		{name: "no properties", input: `{"type":"object","additionalProperties":{"type":"integer"}}`,
+			wantIn: `{"type":"object","properties":{},"additionalProperties":{"type":"integer"}}`, valid: `{"n":1}`, invalid: `{"n":"x"}`},
+		{name: "ref root", input: `{"$ref":"#/$defs/q","$defs":{"q":{"type":"object","required":["q"],"properties":{"q":{"type":"string"}}}}}`,
+			wantIn: `{"type":"object","properties":{},"$ref":"#/$defs/q","$defs":{"q":{"type":"object","required":["q"],"properties":{"q":{"type":"string"}}}}}`,
+			valid:  `{"q":"x"}`, invalid: `{}`},
 		{name: "type list with object", input: `{"type":["null","object"],"properties":{"q":{"type":"string"}}}`,
 			wantIn: `{"type":"object","properties":{"q":{"type":"string"}}}`, valid: `{"q":"x"}`, invalid: `{"q":1}`},
 		{name: "array output kept", output: `{"type":"array","items":true}`},
 		{name: "layout kept", input: "{\n  \"properties\": {\"z\": true, \"a\": {\"type\": \"integer\"}}\n}",
-			wantIn: "{\n  \"properties\": {\"z\": {}, \"a\": {\"type\": \"integer\"}}\n}"},
+			wantIn: "{\"type\":\"object\",\n  \"properties\": {\"z\": {}, \"a\": {\"type\": \"integer\"}}\n}"},
 		{name: "false root", input: `false`, path: "$"},
 		{name: "string root type", input: `{"type":"string"}`, path: "$.type"},
 		{name: "type list without object", input: `{"type":["string","null"]}`, path: "$.type"},
@@ -240,7 +245,7 @@ func TestDescribedSchemasAreFitted(t *testing.T) {
 	}
 	want := map[string]string{
 		"loose":    `{"type":"object","properties":{"any":{},"never":{"not":{}},"text":{"type":"string"}},"required":["text"]}`,
-		"anything": `{"type":"object"}`,
+		"anything": `{"type":"object","properties":{}}`,
 	}
 	for name, schema := range want {
 		if tl, ok := reg.Tool(name); !ok || string(tl.InputSchema) != schema {
