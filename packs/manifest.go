@@ -325,6 +325,9 @@ func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
 	if !exportRE.MatchString(t.Export) {
 		c.bad(loc(at, "export"), "%q is not a valid export name", t.Export)
 	}
+	if msg := checkIcon(t.Icon); msg != "" {
+		c.bad(loc(at, "icon"), "%s", msg)
+	}
 	var input *jsonschema.Schema
 	for _, key := range []string{"input_schema", "output_schema"} {
 		raw := t.InputSchema
