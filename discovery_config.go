@@ -3,6 +3,7 @@ package skillhost
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
@@ -16,7 +17,8 @@ var ErrBadConfig = registry.ErrBadConfig
 
 // RenderOptions say how the renderings of a run's tools (registry.OpenAITools,
 // registry.AnthropicTools, registry.MCPTools and the others) show each
-// tool's examples; see registry.RenderOptions.
+// tool's examples and which features of each API they use; see
+// registry.RenderOptions.
 type RenderOptions = registry.RenderOptions
 
 // ToolSearchConfig configures tool search, with Config.Catalog (loading
@@ -148,6 +150,11 @@ func checkDiscovery(cfg Config) error {
 	if n := cfg.ToolExamples.MaxExamples; n < 0 {
 		return fmt.Errorf("%w: ToolExamples.MaxExamples %d, want at least 1 (0: %d)", ErrBadConfig, n, registry.DefaultMaxExamples)
 	}
+	if rev := cfg.ToolExamples.MCPRevision; rev != "" {
+		if _, err := time.Parse(time.DateOnly, rev); err != nil {
+			return fmt.Errorf("%w: ToolExamples.MCPRevision %q, want an MCP revision such as %q", ErrBadConfig, rev, registry.MCPRevisionAnyOutput)
+		}
+	}
 	if n := cfg.Skills.MaxTokens; n != 0 && (n < index.MinRelevantTokens || n > index.MaxRelevantTokens) {
 		return fmt.Errorf("%w: Skills.MaxTokens %d, want %d..%d (0: %d)", ErrBadConfig, n,
 			index.MinRelevantTokens, index.MaxRelevantTokens, index.DefaultRelevantTokens)
@@ -178,8 +185,9 @@ func checkDiscovery(cfg Config) error {
 }
 
 // RenderOptions returns how the renderings of a run's tools should show
-// their examples: Config.ToolExamples, filled from the operator config's
-// [tool_examples]. Pass it to the registry's renderings:
+// their examples and which features of each API they use:
+// Config.ToolExamples, its example settings filled from the operator
+// config's [tool_examples]. Pass it to the registry's renderings:
 //
 //	run, _ := e.NewRun(rc, nil)
 //	tools := registry.OpenAITools(run.Tools(), e.RenderOptions())

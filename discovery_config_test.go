@@ -378,6 +378,7 @@ func TestDiscoveryConfigRefused(t *testing.T) {
 		"loading":       {Catalog: skillhost.CatalogConfig{DefaultLoading: "lazy"}},
 		"activation":    {Catalog: skillhost.CatalogConfig{ActivationScope: "tenant"}},
 		"bad max examp": {ToolExamples: skillhost.RenderOptions{MaxExamples: -1}},
+		"mcp revision":  {ToolExamples: skillhost.RenderOptions{MCPRevision: "latest"}},
 	} {
 		cfg.NoBundled, cfg.NoUserSources, cfg.Operator = true, true, packs.DefaultConfig()
 		cfg.StateDir, cfg.IndexPath = stateDir, filepath.Join(t.TempDir(), "index.db")

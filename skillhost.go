@@ -178,7 +178,8 @@ type Config struct {
 	// tool index to be rewritten at Open ([tool_search]).
 	ToolSearch ToolSearchConfig
 	// ToolExamples say how renderings of a run's tools show their
-	// examples (Engine.RenderOptions); its zero fields are filled from
+	// examples and which features of each model API they use
+	// (Engine.RenderOptions); its zero example fields are filled from
 	// [tool_examples], a true switch wins over the file.
 	ToolExamples RenderOptions
 	// Skills configures skill discovery: the model's skill tools,

@@ -222,6 +222,9 @@ func (o BuiltinOptions) toolSearch(ctx context.Context, run *Run, args json.RawM
 	if err := decodeBuiltinArgs(args, &in); err != nil {
 		return nil, err
 	}
+	if t, ok := run.Registry().Tool(in.Query); ok && in.SearchType == index.SearchExact {
+		in.Query = t.Name // the name a rendering showed, which the index does not hold
+	}
 	if most := o.MaxSearchResults; most > 0 && most < index.MaxLimit {
 		if in.Limit == 0 {
 			in.Limit = index.DefaultLimit
@@ -243,9 +246,12 @@ func (o BuiltinOptions) toolSearch(ctx context.Context, run *Run, args json.RawM
 	if err != nil {
 		return nil, fromIndexError(ToolSearchName, err)
 	}
+	// A tool is named as the renderings show it to the model (APIName),
+	// which is the name it calls it by.
 	for i := range res.Tools {
 		if t, ok := run.Registry().Tool(res.Tools[i].Name); ok {
 			res.Tools[i].LoadingMode = t.Loading
+			res.Tools[i].Name = t.APIName
 		}
 	}
 	return res, nil

@@ -109,10 +109,14 @@ var runSkillScriptDesc = packs.Tool{
 		`"skill_name":{"type":"string"},"script_name":{"type":"string"},` +
 		`"output":{"description":"What the script returned: any JSON value; a .wasm script's stdout as a string."},` +
 		`"stderr":{"type":"string"},"truncated":{"type":"boolean"}}}`),
-	Category:   "skills",
-	Tags:       []string{"skills"},
-	Idempotent: true,
-	Loading:    packs.LoadingAlways,
+	Category: "skills",
+	Tags:     []string{"skills"},
+	// A script may do anything its skill's grant allows, and calling it
+	// twice may do it twice: the tool is none of read-only, idempotent or
+	// safe (and Builtins marks it RunsCode, which its renderings follow).
+	SideEffects: true,
+	RiskLevel:   "DANGEROUS",
+	Loading:     packs.LoadingAlways,
 }
 
 // skillTexts cleans skill text for one run: references to tools the run

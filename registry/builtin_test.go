@@ -370,20 +370,44 @@ func biGolden(t *testing.T, name string, v any) {
 }
 
 // Every built-in is a complete description the registry accepts: schemas
-// that compile, examples valid against the input schema, loaded always,
-// without side effects, idempotent.
+// that compile, examples valid against the input schema, loaded always;
+// every one but run_skill_script without side effects and idempotent.
+// Each one's behaviour hints follow from what it can do: the readers are
+// read-only, idempotent and closed; run_skill_script runs a skill's
+// script, which may do anything its grant allows, so it is none of
+// these and may destroy.
 func TestBuiltinDescriptions(t *testing.T) {
 	e := biSetup(t, biOpts{})
-	want := []string{registry.ToolSearchName, registry.SkillSearchName, registry.SkillGetName, registry.SkillListName,
-		registry.ListSkillsName, registry.LoadSkillName, registry.ReadSkillResourceName, registry.RunSkillScriptName}
+	reader := registry.MCPToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	want := []struct {
+		name  string
+		hints registry.MCPToolAnnotations
+	}{
+		{registry.ToolSearchName, reader},
+		{registry.SkillSearchName, reader},
+		{registry.SkillGetName, reader},
+		{registry.SkillListName, reader},
+		{registry.ListSkillsName, reader},
+		{registry.LoadSkillName, reader},
+		{registry.ReadSkillResourceName, reader},
+		{registry.RunSkillScriptName, registry.MCPToolAnnotations{DestructiveHint: true, OpenWorldHint: true}},
+	}
 	var descs []*packs.Tool
-	for _, name := range want {
+	for _, w := range want {
+		name := w.name
 		tl, ok := e.reg.Tool(name)
 		if !ok {
 			t.Fatalf("%s is not registered", name)
 		}
-		if tl.Kind != registry.KindBuiltin || tl.Loading != packs.LoadingAlways || tl.SideEffects || !tl.Idempotent || tl.Hidden {
-			t.Errorf("%s: kind %s loading %s side effects %v idempotent %v hidden %v", name, tl.Kind, tl.Loading, tl.SideEffects, tl.Idempotent, tl.Hidden)
+		runsScripts := name == registry.RunSkillScriptName
+		if tl.Kind != registry.KindBuiltin || tl.Loading != packs.LoadingAlways || tl.SideEffects != runsScripts ||
+			tl.Idempotent == runsScripts || tl.Hidden || tl.RunsCode != runsScripts || tl.APIName != name {
+			t.Errorf("%s: kind %s loading %s side effects %v idempotent %v hidden %v runs code %v API name %q",
+				name, tl.Kind, tl.Loading, tl.SideEffects, tl.Idempotent, tl.Hidden, tl.RunsCode, tl.APIName)
+		}
+		w.hints.Title = tl.DisplayName
+		if got := registry.MCPTools([]*registry.Tool{tl}, registry.RenderOptions{})[0].Annotations; got != w.hints {
+			t.Errorf("%s: MCP annotations %+v, want %+v", name, got, w.hints)
 		}
 		if len(tl.Description) < 40 || len(tl.InputSchema) == 0 || len(tl.OutputSchema) == 0 {
 			t.Errorf("%s: incomplete description: %+v", name, tl.Tool)

@@ -50,7 +50,7 @@ var noOptions CallOptions
 // request could not be made at all.
 func (run *Run) Call(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	start := time.Now()
-	t, ok := run.reg.tools[name]
+	t, ok := run.reg.lookup(name)
 	if !ok || !run.allowed(t) {
 		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
 	}

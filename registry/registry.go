@@ -26,12 +26,15 @@ var (
 	// error, never a hint that it exists.
 	ErrToolNotFound = errors.New("registry: tool not found")
 	// ErrDuplicateTool is returned by New when two sources declare the
-	// same tool name; the message names both.
+	// same tool name, or when the name one tool is shown to models under
+	// (Tool.APIName) is another tool's; the message names both.
 	ErrDuplicateTool = errors.New("registry: duplicate tool name")
 	// ErrInvalidTool is returned by New for a native tool whose
-	// description is unusable (no name, no description, a schema that does
-	// not compile, or one MCP clients refuse with no equivalent form they
-	// accept, which also matches packs.ErrToolSchema).
+	// description is unusable (no name, no description, a name no model
+	// API can carry even mapped, which also matches packs.ErrToolName, a
+	// schema that does not compile, or one MCP clients refuse with no
+	// equivalent form they accept, which also matches
+	// packs.ErrToolSchema).
 	ErrInvalidTool = errors.New("registry: invalid tool")
 	// ErrBadConfig is returned for options that cannot work, such as
 	// session activation without a session id.
@@ -98,6 +101,8 @@ type Registry struct {
 	opts   Options
 	grants *grants
 	tools  map[string]*Tool
+	// mapped holds the tools whose APIName is not their name, by APIName.
+	mapped map[string]*Tool
 	sorted []*Tool
 	always []glob.Glob
 
@@ -132,6 +137,7 @@ func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, erro
 	r := &Registry{
 		opts:    opts,
 		tools:   map[string]*Tool{},
+		mapped:  map[string]*Tool{},
 		modules: map[*packs.Module]*moduleSlot{},
 	}
 	r.grants = &grants{op: opts.Operator, embedder: opts.Grants, defaults: opts.DefaultLimits,
@@ -166,6 +172,7 @@ func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, erro
 	for name, t := range r.tools {
 		if !policy(name) {
 			delete(r.tools, name)
+			delete(r.mapped, t.APIName)
 			continue
 		}
 		r.sorted = append(r.sorted, t)
@@ -367,10 +374,21 @@ func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Mo
 
 // addWasm registers tool d of module m of pack p.
 func (r *Registry) addWasm(p *packs.Pack, m *packs.Module, d *packs.Tool, source, path string) error {
-	t := &Tool{Tool: d, Kind: KindWasm, Pack: p.Name, PackVersion: p.Version, Source: source, Path: path, Module: m.Name}
+	t := &Tool{Tool: d, Kind: KindWasm, Pack: p.Name, PackVersion: p.Version, PackDescription: p.Description,
+		Source: source, Path: path, Module: m.Name}
 	r.grants.of(t, p, m)
 	t.impl = &wasmTool{reg: r, pack: p, mod: m, export: d.Export}
-	return r.add(t, fmt.Sprintf("pack %s module %s", p.Name, m.Name))
+	where := fmt.Sprintf("pack %s module %s", p.Name, m.Name)
+	if kind, _ := packs.IconForm(d.Icon); kind == packs.IconFile && p.FS != nil {
+		// An icon that cannot be served leaves the tool without one; it
+		// does not keep the tool out.
+		uri, err := packs.ReadIcon(p.FS, d.Icon)
+		if err != nil {
+			r.problems = append(r.problems, fmt.Errorf("%s: tool %q: icon: %w (the tool is shown without it)", where, d.Name, err))
+		}
+		t.IconURI = uri
+	}
+	return r.add(t, where)
 }
 
 // addNative registers a Go tool.
@@ -386,6 +404,9 @@ func (r *Registry) addNative(n Native, kind Kind) error {
 	t := &Tool{Tool: &d, Kind: kind, Source: string(kind), impl: nativeTool{n}}
 	if kind == KindBuiltin {
 		t.impl = builtinTool{n: n, timeout: r.grants.builtinTimeout(n)}
+		if b, ok := n.(*builtin); ok {
+			t.RunsCode = b.runsScripts
+		}
 	}
 	if err := r.add(t, fmt.Sprintf("%s tool", kind)); err != nil {
 		if errors.Is(err, ErrDuplicateTool) {
@@ -396,11 +417,26 @@ func (r *Registry) addNative(n Native, kind Kind) error {
 	return nil
 }
 
-// add compiles t's schemas and registers it under its name; where names
-// the source for messages.
+// add checks t's name, compiles its schemas and registers it under its
+// name and, when models cannot be shown that name, its APIName; where
+// names the source for messages.
 func (r *Registry) add(t *Tool, where string) error {
-	if prev, ok := r.tools[t.Name]; ok {
-		return fmt.Errorf("%w: %q is declared by %s and by %s", ErrDuplicateTool, t.Name, describeSource(prev), where)
+	if err := packs.CheckToolName(t.Name); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	t.APIName = packs.APIToolName(t.Name)
+	if prev, ok := r.lookup(t.Name); ok {
+		if prev.Name == t.Name {
+			return fmt.Errorf("%w: %q is declared by %s and by %s", ErrDuplicateTool, t.Name, describeSource(prev), where)
+		}
+		return fmt.Errorf("%w: %q, declared by %s, is the name models are shown for tool %q of %s",
+			ErrDuplicateTool, t.Name, where, prev.Name, describeSource(prev))
+	}
+	if t.APIName != t.Name {
+		if prev, ok := r.lookup(t.APIName); ok {
+			return fmt.Errorf("%w: tool %q of %s is shown to models as %q, which names tool %q of %s",
+				ErrDuplicateTool, t.Name, where, t.APIName, prev.Name, describeSource(prev))
+		}
 	}
 	if err := compileSchemas(t, where); err != nil {
 		return err
@@ -415,7 +451,19 @@ func (r *Registry) add(t *Tool, where string) error {
 		}
 	}
 	r.tools[t.Name] = t
+	if t.APIName != t.Name {
+		r.mapped[t.APIName] = t
+	}
 	return nil
+}
+
+// lookup returns the tool called name, or shown to models as name.
+func (r *Registry) lookup(name string) (*Tool, bool) {
+	if t, ok := r.tools[name]; ok {
+		return t, true
+	}
+	t, ok := r.mapped[name]
+	return t, ok
 }
 
 // compileSchemas compiles t's schemas, with their zero-allocation checks
@@ -472,11 +520,9 @@ func (r *Registry) Problems() []error { return append([]error(nil), r.problems..
 // execution registry, not what a model may see: see Run.Tools.
 func (r *Registry) Tools() []*Tool { return r.sorted }
 
-// Tool returns the tool called name, whatever its visibility.
-func (r *Registry) Tool(name string) (*Tool, bool) {
-	t, ok := r.tools[name]
-	return t, ok
-}
+// Tool returns the tool called name, or shown to models as name (its
+// APIName), whatever its visibility.
+func (r *Registry) Tool(name string) (*Tool, bool) { return r.lookup(name) }
 
 // unjoin flattens errors.Join trees into their leaves.
 func unjoin(err error) []error {

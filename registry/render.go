@@ -20,6 +20,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -37,20 +40,55 @@ const (
 )
 
 // RenderOptions are the options shared by the tool renderings. The zero
-// value renders descriptions as declared.
+// value is what suits each API: descriptions as declared, and every
+// feature below that an API offers in use.
 type RenderOptions struct {
-	// Examples appends ExamplesBlock to each tool's description.
+	// Examples appends ExamplesBlock to each tool's description (for
+	// Anthropic only with NoInputExamples: input_examples carry them
+	// otherwise).
 	Examples bool
-	// MaxExamples caps the examples per tool; 0 means
-	// DefaultMaxExamples.
+	// MaxExamples caps the examples per tool, in a description or in
+	// input_examples; 0 means DefaultMaxExamples.
 	MaxExamples int
 	// OmitExampleDescriptions shows each example's arguments without its
 	// description.
 	OmitExampleDescriptions bool
+
+	// NoNamespaces lists the tools of a pack as functions of their own in
+	// OpenAIResponsesTools and OpenAIToolSearchOutput, instead of in one
+	// namespace per pack.
+	NoNamespaces bool
+	// NoOutputSchemas leaves out the output_schema of OpenAI Responses
+	// functions.
+	NoOutputSchemas bool
+	// NoInputExamples leaves out Anthropic's input_examples; Examples
+	// then puts the examples in the descriptions.
+	NoInputExamples bool
+	// NoCacheControl leaves out the cache_control breakpoint that
+	// AnthropicTools puts on the last tool loaded up front.
+	NoCacheControl bool
+	// MCPRevision is the MCP revision MCPTools renders for, a date as the
+	// protocol writes it. "" and revisions before MCPRevisionAnyOutput
+	// send an outputSchema only when it is an object schema;
+	// MCPRevisionTasks adds each tool's execution.taskSupport.
+	MCPRevision string
 }
+
+// MCP revisions whose rules change a rendering.
+const (
+	// MCPRevisionTasks is the revision with task-augmented execution,
+	// whose Tool has execution.taskSupport.
+	MCPRevisionTasks = "2025-11-25"
+	// MCPRevisionAnyOutput is the first revision whose Tool.outputSchema
+	// may be any JSON Schema, not only an object schema.
+	MCPRevisionAnyOutput = "2026-07-28"
+)
 
 // emptyObjectSchema is the input schema of a tool that declares none.
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// ErrRenderOption is returned for a rendering option that has no meaning.
+var ErrRenderOption = errors.New("registry: invalid render option")
 
 // ---- OpenAI ----------------------------------------------------------
 
@@ -71,26 +109,47 @@ type OpenAIFunction struct {
 }
 
 // OpenAITools renders the visible tools for OpenAI Chat Completions
-// function calling. Parameters is the input schema, with "type":"object"
-// added when it has no type, or {"type":"object","properties":{}} when the
-// tool declares none.
+// function calling. Name is the tool's APIName, Parameters its input
+// schema, with "type":"object" added when it has no type, or
+// {"type":"object","properties":{}} when the tool declares none.
 //
 // Chat Completions has no deferred loading (its function definition has
-// no defer_loading field); OpenAI's tool search belongs to the Responses
-// API, see OpenAIResponsesTools.
+// no defer_loading field), so skillhost's own tool_search, listed among
+// the visible tools, is the search the model has; OpenAI's tool search
+// belongs to the Responses API, see OpenAIResponsesTools.
 func OpenAITools(visible []*Tool, opts RenderOptions) []OpenAITool {
 	out := []OpenAITool{}
 	for _, t := range catalog(visible) {
 		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
-			Name: t.Name, Description: describe(t, opts), Parameters: inputSchema(t.InputSchema),
+			Name: apiName(t), Description: describe(t, opts), Parameters: inputSchema(t.InputSchema),
 		}})
 	}
 	return out
 }
 
+// OpenAISearch says which tool search a rendering for the OpenAI
+// Responses API offers for deferred tools.
+type OpenAISearch string
+
+// OpenAI tool search variants.
+const (
+	// OpenAISearchServer is the hosted tool search {"type":"tool_search"}:
+	// OpenAI searches the deferred functions of the request. The default.
+	OpenAISearchServer OpenAISearch = "server"
+	// OpenAISearchClient is client-executed tool search: the
+	// {"type":"tool_search","execution":"client"} tool carries skillhost's
+	// tool_search description and parameters; the model's
+	// tool_search_call goes to the run's tool_search, and its answer back
+	// as a tool_search_output whose tools are OpenAIToolSearchOutput's.
+	OpenAISearchClient OpenAISearch = "client"
+)
+
 // OpenAIResponsesTool is a tool of an OpenAI Responses request: a
-// function ({"type":"function","name",…}, flat, unlike Chat Completions)
-// or the tool search tool ({"type":"tool_search"}).
+// function ({"type":"function","name",…}, flat, unlike Chat Completions),
+// a namespace of functions ({"type":"namespace","name","description",
+// "tools"}) or the tool search tool ({"type":"tool_search"}, with
+// "execution", "description" and "parameters" when the client executes
+// it).
 type OpenAIResponsesTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name,omitempty"`
@@ -101,41 +160,180 @@ type OpenAIResponsesTool struct {
 	// required (nullable), and older revisions of it defaulted to true.
 	Strict *bool `json:"strict,omitempty"`
 	// DeferLoading marks a function the model reaches through tool
-	// search: it sees the name and description, and the schema is loaded
-	// when a search returns the function.
+	// search: it sees the name and description (or, in a namespace, only
+	// the namespace's), and the schema is loaded when a search returns
+	// the function.
 	DeferLoading bool `json:"defer_loading,omitempty"`
+	// OutputSchema describes the JSON a function's output holds: the
+	// tool's output schema, when it is a schema object.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Tools are a namespace's functions.
+	Tools []OpenAIResponsesTool `json:"tools,omitempty"`
+	// Execution is "client" for a tool search the caller runs.
+	Execution string `json:"execution,omitempty"`
 }
 
 // OpenAIResponsesTools renders a catalog for the OpenAI Responses API:
 // the visible tools as functions, then the deferred ones with
-// "defer_loading": true, then, when any tool is deferred, the hosted tool
-// search tool {"type":"tool_search"} (OpenAI runs the search over the
-// deferred functions of the request, which are exactly the tools this
-// run may activate). The model is shown a deferred function's name and
-// description from the start, so examples (opts.Examples) are added to
-// the visible functions only: the deferred ones would pay for them in
-// every request.
+// "defer_loading": true, the tools of each pack gathered in a namespace
+// named after the pack (unless opts.NoNamespaces), then, when any tool is
+// deferred, one tool search tool of the kind search says ("" means
+// OpenAISearchServer). skillhost's own tool_search is never listed as a
+// function here: with OpenAISearchServer OpenAI's search takes its place,
+// with OpenAISearchClient it becomes the client-executed search tool (and
+// without it visible, no deferred tool is listed, as none could be
+// found). Functions carry their output schema as output_schema (unless
+// opts.NoOutputSchemas).
 //
-// Verified against the openai-python SDK's generated Responses types
-// (FunctionTool: flat name, description, parameters, strict,
-// defer_loading; ToolSearchTool: type "tool_search", execution "server"
-// by default or "client") and OpenAI's tool search guide (add tool_search
-// to the tools, mark functions defer_loading: true).
-func OpenAIResponsesTools(visible, deferred []*Tool, opts RenderOptions) []OpenAIResponsesTool {
+// The model is shown a deferred function's name and description from
+// the start, and only a namespace's name and description when all its
+// functions are deferred, which is why namespaces are the default; so
+// examples (opts.Examples) are added to the visible functions only: the
+// deferred ones would pay for them in every request.
+//
+// Verified against the openai-go v3 SDK's Responses param types
+// (FunctionToolParam, NamespaceToolParam and its function members,
+// ToolSearchToolParam with execution, description and parameters),
+// into which the tests decode every rendering and encode it back.
+func OpenAIResponsesTools(visible, deferred []*Tool, search OpenAISearch, opts RenderOptions) ([]OpenAIResponsesTool, error) {
+	switch search {
+	case "", OpenAISearchServer, OpenAISearchClient:
+	default:
+		return nil, fmt.Errorf("%w: openai search %q, want %q or %q", ErrRenderOption, search, OpenAISearchServer, OpenAISearchClient)
+	}
 	vis, def := split(visible, deferred)
-	out := []OpenAIResponsesTool{}
+	vis, own := withoutToolSearch(vis)
+	if search == OpenAISearchClient && own == nil {
+		def = nil
+	}
+	fns := make([]OpenAIResponsesTool, 0, len(vis)+len(def))
+	owners := make([]*Tool, 0, len(vis)+len(def))
 	for _, t := range vis {
-		out = append(out, OpenAIResponsesTool{Type: "function", Name: t.Name, Description: describe(t, opts),
-			Parameters: inputSchema(t.InputSchema), Strict: new(bool)})
+		fns = append(fns, openAIFunction(t, describe(t, opts), false, opts))
+		owners = append(owners, t)
 	}
 	for _, t := range def {
-		out = append(out, OpenAIResponsesTool{Type: "function", Name: t.Name, Description: t.Description,
-			Parameters: inputSchema(t.InputSchema), Strict: new(bool), DeferLoading: true})
+		fns = append(fns, openAIFunction(t, t.Description, true, opts))
+		owners = append(owners, t)
 	}
+	out := openAINamespaces(fns, owners, opts)
 	if len(def) > 0 {
-		out = append(out, OpenAIResponsesTool{Type: "tool_search"})
+		if search == OpenAISearchClient {
+			out = append(out, OpenAIResponsesTool{Type: "tool_search", Execution: "client",
+				Description: own.Description, Parameters: inputSchema(own.InputSchema)})
+		} else {
+			out = append(out, OpenAIResponsesTool{Type: "tool_search"})
+		}
+	}
+	return out, nil
+}
+
+// OpenAIToolSearchOutput renders the tools a client-executed tool search
+// found (OpenAISearchClient) as the tools of its tool_search_output item:
+// functions whose schemas are now loaded, gathered in namespaces as
+// OpenAIResponsesTools gathers them, in the order given (a search's
+// ranking), each tool once, hidden tools left out. FoundTools turns the
+// run's tool_search answer into the tools to pass.
+func OpenAIToolSearchOutput(found []*Tool, opts RenderOptions) []OpenAIResponsesTool {
+	var fns []OpenAIResponsesTool
+	var owners []*Tool
+	seen := map[string]bool{}
+	for _, t := range found {
+		if t == nil || t.Tool == nil || t.Hidden || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		fns = append(fns, openAIFunction(t, t.Description, false, opts))
+		owners = append(owners, t)
+	}
+	return openAINamespaces(fns, owners, opts)
+}
+
+// FoundTools returns the tools a tool_search answer names (a Result's
+// Output of the run's tool_search), in its order, from reg; names reg
+// does not hold are left out.
+func FoundTools(reg *Registry, output json.RawMessage) []*Tool {
+	var res struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(output, &res) != nil {
+		return nil
+	}
+	var out []*Tool
+	for _, f := range res.Tools {
+		if t, ok := reg.Tool(f.Name); ok {
+			out = append(out, t)
+		}
 	}
 	return out
+}
+
+// openAIFunction renders t as a Responses function.
+func openAIFunction(t *Tool, description string, deferLoading bool, opts RenderOptions) OpenAIResponsesTool {
+	f := OpenAIResponsesTool{Type: "function", Name: apiName(t), Description: description,
+		Parameters: inputSchema(t.InputSchema), Strict: new(bool), DeferLoading: deferLoading}
+	if !opts.NoOutputSchemas {
+		f.OutputSchema = schemaObject(t.OutputSchema)
+	}
+	return f
+}
+
+// openAINamespaces gathers the functions of pack tools (owners[i] is the
+// tool of fns[i]) in one namespace per pack, after the functions of the
+// other tools and in pack name order, unless opts.NoNamespaces. A pack
+// whose name is a function's name outside it is not gathered, so that a
+// call's namespace and name read one way.
+func openAINamespaces(fns []OpenAIResponsesTool, owners []*Tool, opts RenderOptions) []OpenAIResponsesTool {
+	out := []OpenAIResponsesTool{}
+	if opts.NoNamespaces {
+		return append(out, fns...)
+	}
+	topNames := map[string]bool{}
+	for i, t := range owners {
+		if t.Pack == "" {
+			topNames[fns[i].Name] = true
+		}
+	}
+	groups := map[string]*OpenAIResponsesTool{}
+	var packs []string
+	for i, t := range owners {
+		if t.Pack == "" || topNames[t.Pack] {
+			out = append(out, fns[i])
+			continue
+		}
+		ns, ok := groups[t.Pack]
+		if !ok {
+			desc := strings.TrimSpace(t.PackDescription)
+			if desc == "" {
+				desc = "Tools of the " + t.Pack + " pack."
+			}
+			ns = &OpenAIResponsesTool{Type: "namespace", Name: t.Pack, Description: desc}
+			groups[t.Pack] = ns
+			packs = append(packs, t.Pack)
+		}
+		ns.Tools = append(ns.Tools, fns[i])
+	}
+	sort.Strings(packs)
+	for _, p := range packs {
+		out = append(out, *groups[p])
+	}
+	return out
+}
+
+// withoutToolSearch returns tools without skillhost's own tool_search,
+// and that tool (nil when it is not among them).
+func withoutToolSearch(tools []*Tool) (rest []*Tool, own *Tool) {
+	rest = make([]*Tool, 0, len(tools))
+	for _, t := range tools {
+		if t.Kind == KindBuiltin && t.Name == ToolSearchName {
+			own = t
+			continue
+		}
+		rest = append(rest, t)
+	}
+	return rest, own
 }
 
 // ---- Anthropic -------------------------------------------------------
@@ -166,18 +364,26 @@ const (
 	AnthropicBM25SearchName  = "tool_search_tool_bm25"
 )
 
-// ErrRenderOption is returned for a rendering option that has no meaning.
-var ErrRenderOption = errors.New("registry: invalid render option")
-
 // AnthropicTool is a tool of an Anthropic Messages request: a custom tool
 // {"name","description","input_schema"} (with "defer_loading": true when
-// deferred), or a tool search server tool {"type","name"}.
+// deferred, "input_examples" when it has examples, "cache_control" on the
+// last tool loaded up front), or a tool search server tool
+// {"type","name"}.
 type AnthropicTool struct {
-	Type         string          `json:"type,omitempty"`
-	Name         string          `json:"name"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
-	DeferLoading bool            `json:"defer_loading,omitempty"`
+	Type          string            `json:"type,omitempty"`
+	Name          string            `json:"name"`
+	Description   string            `json:"description,omitempty"`
+	InputSchema   json.RawMessage   `json:"input_schema,omitempty"`
+	InputExamples []json.RawMessage `json:"input_examples,omitempty"`
+	DeferLoading  bool              `json:"defer_loading,omitempty"`
+	// CacheControl is a prompt cache breakpoint: the tool definitions up
+	// to this one are cached between requests.
+	CacheControl *AnthropicCacheControl `json:"cache_control,omitempty"`
+}
+
+// AnthropicCacheControl is a cache_control breakpoint: {"type":"ephemeral"}.
+type AnthropicCacheControl struct {
+	Type string `json:"type"`
 }
 
 // AnthropicTools renders a catalog for Anthropic's Messages API: when any
@@ -185,14 +391,27 @@ type AnthropicTool struct {
 // AnthropicSearchClient; "" means AnthropicSearchRegex), then the visible
 // tools, then the deferred ones with "defer_loading": true. The model
 // sees a deferred tool only once a search returns a reference to it.
+// With a server tool, skillhost's own tool_search is left out, so the
+// model has one search; with AnthropicSearchClient it is that search,
+// and without it visible no deferred tool is listed.
 //
-// Verified against the anthropic-sdk-python SDK's generated Messages
-// types (ToolParam: name, description, input_schema, defer_loading;
-// ToolSearchToolRegex20251119Param and ToolSearchToolBm25_20251119Param:
-// type and fixed name; ToolReferenceBlockParam {"type":"tool_reference",
-// "tool_name"} as tool_result content) and Anthropic's tool search guide.
-// Earlier API versions needed the advanced-tool-use-2025-11-20 beta
-// header; setting headers is the caller's part.
+// Examples go in input_examples (the arguments of at most
+// opts.MaxExamples examples that match the input schema, preferred ones
+// first) unless opts.NoInputExamples, when opts.Examples folds them into
+// the description instead. The last tool loaded up front (the server
+// tool or the last visible one) carries {"type":"ephemeral"}
+// cache_control unless opts.NoCacheControl: tool definitions come first
+// in a request and are the same from one turn to the next.
+//
+// Verified against the anthropic-sdk-go v2 SDK's Messages param types
+// (ToolParam: name, description, input_schema, defer_loading,
+// input_examples, cache_control; ToolSearchToolRegex20251119Param and
+// ToolSearchToolBm25_20251119Param: type and fixed name;
+// ToolReferenceBlockParam {"type":"tool_reference","tool_name"} as
+// tool_result content), into which the tests decode every rendering and
+// encode it back. Earlier API versions needed the
+// advanced-tool-use-2025-11-20 beta header; setting headers is the
+// caller's part.
 func AnthropicTools(visible, deferred []*Tool, search AnthropicSearch, opts RenderOptions) ([]AnthropicTool, error) {
 	var server *AnthropicTool
 	switch search {
@@ -206,16 +425,30 @@ func AnthropicTools(visible, deferred []*Tool, search AnthropicSearch, opts Rend
 			AnthropicSearchRegex, AnthropicSearchBM25, AnthropicSearchClient)
 	}
 	vis, def := split(visible, deferred)
+	if server != nil {
+		vis, _ = withoutToolSearch(vis)
+	} else if _, own := withoutToolSearch(vis); own == nil {
+		def = nil
+	}
 	out := []AnthropicTool{}
 	if len(def) > 0 && server != nil {
 		out = append(out, *server)
 	}
 	add := func(t *Tool, deferLoading bool) {
-		out = append(out, AnthropicTool{Name: t.Name, Description: describe(t, opts),
-			InputSchema: inputSchema(t.InputSchema), DeferLoading: deferLoading})
+		at := AnthropicTool{Name: apiName(t), InputSchema: inputSchema(t.InputSchema), DeferLoading: deferLoading}
+		if opts.NoInputExamples {
+			at.Description = describe(t, opts)
+		} else {
+			at.Description = t.Description
+			at.InputExamples = inputExamples(t, opts.MaxExamples)
+		}
+		out = append(out, at)
 	}
 	for _, t := range vis {
 		add(t, false)
+	}
+	if n := len(out); n > 0 && !opts.NoCacheControl {
+		out[n-1].CacheControl = &AnthropicCacheControl{Type: "ephemeral"}
 	}
 	for _, t := range def {
 		add(t, true)
@@ -231,10 +464,10 @@ type ToolReference struct {
 }
 
 // ToolReferences renders the tools a search found as the content of its
-// tool_result: [{"type":"tool_reference","tool_name":"…"}], in the order
-// given (a search's ranking), each name once, hidden tools left out. A
-// reference is only valid for a tool the request lists, so pass tools of
-// the run's catalog.
+// tool_result: [{"type":"tool_reference","tool_name":"…"}] with each
+// tool's APIName, in the order given (a search's ranking), each tool
+// once, hidden tools left out. A reference is only valid for a tool the
+// request lists, so pass tools of the run's catalog.
 func ToolReferences(found []*Tool) []ToolReference {
 	out := []ToolReference{}
 	seen := map[string]bool{}
@@ -243,23 +476,49 @@ func ToolReferences(found []*Tool) []ToolReference {
 			continue
 		}
 		seen[t.Name] = true
-		out = append(out, ToolReference{Type: "tool_reference", ToolName: t.Name})
+		out = append(out, ToolReference{Type: "tool_reference", ToolName: apiName(t)})
 	}
 	return out
 }
 
 // ---- MCP -------------------------------------------------------------
 
-// MCPTool is an entry of an MCP tools/list result (revision 2025-11-25).
+// MCPTool is an entry of an MCP tools/list result (revision 2025-11-25,
+// and 2026-07-28 where MCPRevision says so).
 type MCPTool struct {
 	Name        string          `json:"name"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
-	// OutputSchema is the tool's output schema when its root is an object
-	// schema, as MCP requires; nil otherwise.
+	// OutputSchema is the tool's output schema when the revision allows
+	// it: an object schema up to 2025-11-25, any schema object from
+	// MCPRevisionAnyOutput on; nil otherwise.
 	OutputSchema json.RawMessage    `json:"outputSchema,omitempty"`
 	Annotations  MCPToolAnnotations `json:"annotations"`
+	// Icons are the tool's icon, when it has one a client can show.
+	Icons []MCPIcon `json:"icons,omitempty"`
+	// Execution is set for MCPRevisionTasks.
+	Execution *MCPToolExecution `json:"execution,omitempty"`
+}
+
+// MCPIcon is an icon of an MCP tool: a URI (https, or data with the
+// image inline) and its type.
+type MCPIcon struct {
+	Src      string   `json:"src"`
+	MIMEType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
+}
+
+// Task support of an MCP tool (MCPToolExecution.TaskSupport).
+const (
+	// MCPTaskForbidden says the tool does not run as a task: skillhost's
+	// server answers no task-augmented tools/call, so every tool says it.
+	MCPTaskForbidden = "forbidden"
+)
+
+// MCPToolExecution is an MCP tool's execution properties.
+type MCPToolExecution struct {
+	TaskSupport string `json:"taskSupport"`
 }
 
 // MCPToolAnnotations are an MCP tool's behaviour hints. Every hint is
@@ -274,42 +533,69 @@ type MCPToolAnnotations struct {
 }
 
 // MCPTools renders the visible tools as MCP tools/list entries, sorted by
-// name. Title is the display name. Annotations come from the
-// description:
-//
-//   - readOnlyHint: no side effects;
-//   - destructiveHint: side effects and a risk level (Risk) of DANGEROUS
-//     or CRITICAL; a tool with side effects at SAFE or MODERATE is
-//     rendered as one whose effects are additive;
-//   - idempotentHint: Idempotent;
-//   - openWorldHint: RequiresNetwork.
-//
-// outputSchema is set only when the tool declares one whose root "type"
-// is "object": MCP requires an object there, and wrapping another schema
-// in one would promise structuredContent of a shape the tool's result
-// does not have.
+// name. Name is the tool's APIName, Title its display name. Annotations
+// come from what the tool can do (see Annotations). outputSchema is the
+// tool's when opts.MCPRevision allows it: from MCPRevisionAnyOutput on
+// any schema object, before only one whose root "type" is "object" (MCP
+// required an object there, and wrapping another schema in one would
+// promise structuredContent of a shape the tool's result does not have).
+// Icons come from the tool's icon: a path in its pack (read when the
+// tool was registered), an https URL, or an emoji drawn as SVG.
 func MCPTools(visible []*Tool, opts RenderOptions) []MCPTool {
 	out := []MCPTool{}
+	anyOutput := opts.MCPRevision >= MCPRevisionAnyOutput
 	for _, t := range catalog(visible) {
-		out = append(out, MCPTool{
-			Name: t.Name, Title: t.DisplayName, Description: describe(t, opts),
-			InputSchema: inputSchema(t.InputSchema), OutputSchema: objectSchema(t.OutputSchema),
-			Annotations: mcpAnnotations(t.Tool),
-		})
+		mt := MCPTool{
+			Name: apiName(t), Title: t.DisplayName, Description: describe(t, opts),
+			InputSchema: inputSchema(t.InputSchema), Annotations: Annotations(t), Icons: mcpIcons(t),
+		}
+		if anyOutput {
+			mt.OutputSchema = schemaObject(t.OutputSchema)
+		} else {
+			mt.OutputSchema = objectSchema(t.OutputSchema)
+		}
+		if opts.MCPRevision == MCPRevisionTasks {
+			mt.Execution = &MCPToolExecution{TaskSupport: MCPTaskForbidden}
+		}
+		out = append(out, mt)
 	}
 	return out
 }
 
-// mcpAnnotations derives a tool's MCP hints from its description.
-func mcpAnnotations(d *packs.Tool) MCPToolAnnotations {
-	risk := strings.ToUpper(d.Risk())
-	return MCPToolAnnotations{
-		Title:           d.DisplayName,
-		ReadOnlyHint:    !d.SideEffects,
-		DestructiveHint: d.SideEffects && (risk == "DANGEROUS" || risk == "CRITICAL"),
-		IdempotentHint:  d.Idempotent,
-		OpenWorldHint:   d.RequiresNetwork,
+// Annotations derives a tool's behaviour hints from what it can do: its
+// description's flags and, for a Wasm tool, its effective grant. No hint
+// is asserted that the grant does not back:
+//
+//   - a tool that runs code its arguments choose (RunsCode:
+//     run_skill_script) is neither read-only nor idempotent, may destroy
+//     and reaches the open world, whatever its description says;
+//   - a tool can change things when it declares side effects or its grant
+//     lets it: a read-write mount, a host service (capability_call) or a
+//     tool to call (tool_call). readOnlyHint is the opposite;
+//   - destructiveHint: it can change things and either its risk level
+//     (Risk) is DANGEROUS or CRITICAL, or it declares no side effects
+//     although its grant allows them (nothing then says its effects are
+//     additive); a tool with declared side effects at SAFE or MODERATE is
+//     rendered as additive;
+//   - idempotentHint: it declares Idempotent;
+//   - openWorldHint: it declares RequiresNetwork, or its grant names
+//     hosts or services.
+func Annotations(t *Tool) MCPToolAnnotations {
+	a := MCPToolAnnotations{Title: t.DisplayName}
+	if t.RunsCode {
+		a.DestructiveHint, a.OpenWorldHint = true, true
+		return a
 	}
+	g := t.Effective
+	grantWrites := len(g.Capabilities) > 0 || len(g.Tools) > 0 ||
+		slices.ContainsFunc(g.Mounts, func(m host.Mount) bool { return !m.ReadOnly })
+	mayChange := t.SideEffects || grantWrites
+	risk := strings.ToUpper(t.Risk())
+	a.ReadOnlyHint = !mayChange
+	a.DestructiveHint = mayChange && (risk == "DANGEROUS" || risk == "CRITICAL" || !t.SideEffects)
+	a.IdempotentHint = t.Idempotent
+	a.OpenWorldHint = t.RequiresNetwork || len(g.AllowedHosts) > 0 || len(g.Capabilities) > 0
+	return a
 }
 
 // ---- Examples --------------------------------------------------------
@@ -332,6 +618,33 @@ func examplesBlock(t *Tool, n int, descriptions bool) string {
 	if t == nil || t.Tool == nil || t.Hidden {
 		return ""
 	}
+	var b strings.Builder
+	for i, ex := range rankedExamples(t, n) {
+		if i == 0 {
+			b.WriteString("Examples:")
+		}
+		b.WriteByte('\n')
+		b.Write(ex.args)
+		if d := oneLineText(ex.Description); d != "" && descriptions {
+			b.WriteString(" // ")
+			b.WriteString(d)
+		}
+	}
+	return b.String()
+}
+
+// shownExample is an example a rendering shows, its arguments compacted.
+type shownExample struct {
+	*packs.Example
+	args []byte
+}
+
+// rankedExamples returns at most n (n < 1: DefaultMaxExamples) of t's
+// examples, preferred ones first (exampleRank), each group in declared
+// order. An example whose arguments are not a JSON object, or do not
+// match the tool's compiled input schema, is skipped: the registry holds
+// only valid examples, and a rendering never shows a broken one.
+func rankedExamples(t *Tool, n int) []shownExample {
 	if n < 1 {
 		n = DefaultMaxExamples
 	}
@@ -344,28 +657,34 @@ func examplesBlock(t *Tool, n int, descriptions bool) string {
 		all = append(all, ranked{exampleRank(t.Examples[i].Tags), &t.Examples[i]})
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].rank < all[j].rank })
-	var b strings.Builder
-	shown := 0
+	var out []shownExample
 	for _, r := range all {
-		if shown == n {
+		if len(out) == n {
 			break
 		}
 		var args bytes.Buffer
-		if err := json.Compact(&args, r.ex.Args); err != nil || args.Len() == 0 {
-			continue // the registry holds only valid examples; skip rather than show a broken one
+		if err := json.Compact(&args, r.ex.Args); err != nil || args.Len() == 0 || args.Bytes()[0] != '{' {
+			continue
 		}
-		if shown == 0 {
-			b.WriteString("Examples:")
+		if t.input != nil {
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args.Bytes()))
+			if err != nil || t.input.Validate(v) != nil {
+				continue
+			}
 		}
-		b.WriteByte('\n')
-		b.Write(args.Bytes())
-		if d := oneLineText(r.ex.Description); d != "" && descriptions {
-			b.WriteString(" // ")
-			b.WriteString(d)
-		}
-		shown++
+		out = append(out, shownExample{r.ex, args.Bytes()})
 	}
-	return b.String()
+	return out
+}
+
+// inputExamples returns the arguments of at most n of t's examples, as
+// Anthropic's input_examples: nil when it has none.
+func inputExamples(t *Tool, n int) []json.RawMessage {
+	var out []json.RawMessage
+	for _, ex := range rankedExamples(t, n) {
+		out = append(out, ex.args)
+	}
+	return out
 }
 
 // exampleRank is the preference of an example with tags: 0 minimal,
@@ -389,16 +708,65 @@ func exampleRank(tags []string) int {
 // ---- Prompt blocks ---------------------------------------------------
 
 // ToolDiscoveryBlock returns the <tool_discovery> block telling the model
-// that more tools can be found with tool_search, or "" when deferred has
-// no tool to find (hidden tools do not count). It names no tool: what a
-// search returns is already limited to the tools this request may use.
+// that more tools can be found with skillhost's tool_search, or "" when
+// deferred has no tool to find (hidden tools do not count): the block for
+// the renderings where tool_search is the search the model has
+// (OpenAITools, MCPTools, and AnthropicSearchClient; see
+// OpenAIToolDiscoveryBlock and AnthropicToolDiscoveryBlock for the
+// others). It names no other tool: what a search returns is already
+// limited to the tools this request may use.
 func ToolDiscoveryBlock(deferred []*Tool) string {
 	if len(catalog(deferred)) == 0 {
 		return ""
 	}
+	return discoveryBlock(ToolSearchName, "with a few words describing what you need")
+}
+
+// OpenAIToolDiscoveryBlock is ToolDiscoveryBlock for a rendering of
+// OpenAIResponsesTools with the same tools and search: it names the tool
+// search tool that rendering lists, or is "" when it lists none.
+func OpenAIToolDiscoveryBlock(visible, deferred []*Tool, search OpenAISearch) (string, error) {
+	tools, err := OpenAIResponsesTools(visible, deferred, search, RenderOptions{NoNamespaces: true, NoOutputSchemas: true})
+	if err != nil {
+		return "", err
+	}
+	if !slices.ContainsFunc(tools, func(t OpenAIResponsesTool) bool { return t.Type == "tool_search" }) {
+		return "", nil
+	}
+	how := "to load the tools that fit what you need"
+	if search == OpenAISearchClient {
+		how = "with a few words describing what you need"
+	}
+	return discoveryBlock("tool_search", how), nil
+}
+
+// AnthropicToolDiscoveryBlock is ToolDiscoveryBlock for a rendering of
+// AnthropicTools with the same tools and search: it names the search
+// tool the model is given (the server tool, or skillhost's tool_search
+// for AnthropicSearchClient), or is "" when no tool can be found.
+func AnthropicToolDiscoveryBlock(visible, deferred []*Tool, search AnthropicSearch) (string, error) {
+	tools, err := AnthropicTools(visible, deferred, search, RenderOptions{NoInputExamples: true, NoCacheControl: true})
+	if err != nil {
+		return "", err
+	}
+	if !slices.ContainsFunc(tools, func(t AnthropicTool) bool { return t.DeferLoading }) {
+		return "", nil
+	}
+	switch search {
+	case "", AnthropicSearchRegex:
+		return discoveryBlock(AnthropicRegexSearchName, "with a regular expression matching the name or description of the tool you need"), nil
+	case AnthropicSearchBM25:
+		return discoveryBlock(AnthropicBM25SearchName, "with a few words describing what you need"), nil
+	}
+	return discoveryBlock(ToolSearchName, "with a few words describing what you need"), nil
+}
+
+// discoveryBlock is the <tool_discovery> block for the search tool name,
+// called as how says.
+func discoveryBlock(name, how string) string {
 	return "<tool_discovery>\n" +
-		"The tools listed are not all you can use. To find another, call tool_search with a few words " +
-		"describing what you need; a tool it returns can then be called like any listed tool. " +
+		"The tools listed are not all you can use. To find another, call " + name + " " + how + "; " +
+		"a tool it returns can then be called like any listed tool. " +
 		"Search only returns tools this request is allowed to use.\n" +
 		"</tool_discovery>"
 }
@@ -571,3 +939,40 @@ func objectSchema(raw json.RawMessage) json.RawMessage {
 // oneLineText returns s with runs of white space, line breaks included,
 // made one space.
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// apiName is the name renderings give t: its APIName, or for a tool not
+// built by a registry, the name packs.APIToolName gives it.
+func apiName(t *Tool) string {
+	if t.APIName != "" {
+		return t.APIName
+	}
+	return packs.APIToolName(t.Name)
+}
+
+// schemaObject returns raw compacted when it is a JSON object (a schema
+// other than true or false), nil otherwise.
+func schemaObject(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if len(raw) == 0 || json.Compact(&buf, raw) != nil || buf.Bytes()[0] != '{' {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// mcpIcons returns t's icon as MCP icons: a file of its pack as the data
+// URI the registry read it into (IconURI), an https URL as it is, an
+// emoji drawn as an SVG image; none for an icon that is a name.
+func mcpIcons(t *Tool) []MCPIcon {
+	form, mime := packs.IconForm(t.Icon)
+	switch form {
+	case packs.IconFile:
+		if t.IconURI != "" {
+			return []MCPIcon{{Src: t.IconURI, MIMEType: mime}}
+		}
+	case packs.IconURL:
+		return []MCPIcon{{Src: strings.TrimSpace(t.Icon), MIMEType: mime}}
+	case packs.IconEmoji:
+		return []MCPIcon{{Src: packs.EmojiIconURI(t.Icon), MIMEType: "image/svg+xml", Sizes: []string{"any"}}}
+	}
+	return nil
+}

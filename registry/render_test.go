@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
@@ -33,10 +34,10 @@ const renderGoldenDir = "../testdata/registry/render"
 // and the hidden tool put in both lists, which must never show.
 func renderFixture() (visible, deferred []*registry.Tool, hidden *registry.Tool) {
 	mk := func(d packs.Tool) *registry.Tool {
-		return &registry.Tool{Tool: &d, Kind: registry.KindWasm, Pack: "fixture"}
+		return &registry.Tool{Tool: &d, Kind: registry.KindWasm, Pack: "fixture", PackDescription: "Text and file tools of the fixture."}
 	}
 	wordCount := mk(packs.Tool{
-		Name: "word_count", DisplayName: "Word count", Loading: packs.LoadingAlways,
+		Name: "word_count", DisplayName: "Word count", Loading: packs.LoadingAlways, Icon: "\U0001F522",
 		Description: "Count the words of a text.",
 		InputSchema: json.RawMessage(`{
 			"type": "object",
@@ -71,12 +72,26 @@ func renderFixture() (visible, deferred []*registry.Tool, hidden *registry.Tool)
 		InputSchema: json.RawMessage(`{"properties":{"note":{"type":"string"}},"required":["note"]}`),
 		SideEffects: true, // AUTO risk: MODERATE
 	})
-	clockNow := mk(packs.Tool{
+	clockNow := &registry.Tool{Kind: registry.KindNative, Tool: &packs.Tool{
 		Name: "clock_now", DisplayName: "Clock now", Loading: packs.LoadingAlways,
 		Description: "Return the current time in RFC 3339.",
 		// No input schema, an output schema that is not an object.
 		OutputSchema: json.RawMessage(`{"type":"string","format":"date-time"}`),
-	})
+	}}
+	// skillhost's own search: listed where it is the model's search only.
+	toolSearch := &registry.Tool{Kind: registry.KindBuiltin, Tool: &packs.Tool{
+		Name: registry.ToolSearchName, DisplayName: "Tool search", Loading: packs.LoadingAlways, Idempotent: true,
+		Description: "Find tools you can use that are not in your tool list yet.",
+		InputSchema: json.RawMessage(`{"type":"object","required":["query"],"properties":{"query":{"type":"string"}}}`),
+	}}
+	// A native tool whose name no model API carries as it is.
+	weatherGet := &registry.Tool{Kind: registry.KindNative, Tool: &packs.Tool{
+		Name: "weather.get", DisplayName: "Weather", Loading: packs.LoadingDeferred, Icon: "https://example.com/icons/weather.png",
+		Description: "Current weather of a city.", RequiresNetwork: true, Idempotent: true,
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}}}`),
+		Examples:     []packs.Example{{Args: json.RawMessage(`{"city":"Lisbon"}`), Tags: []string{"minimal"}}},
+	}}
 	httpGet := mk(packs.Tool{
 		Name: "http_get", DisplayName: "HTTP get", Loading: packs.LoadingDeferred,
 		Description:     "Fetch a URL of an allowed host and return its body.",
@@ -94,8 +109,8 @@ func renderFixture() (visible, deferred []*registry.Tool, hidden *registry.Tool)
 		Examples: []packs.Example{{Args: json.RawMessage(`{}`), Description: "Reset"}},
 	})
 	// Unsorted on purpose, and send_note given in both lists.
-	return []*registry.Tool{wordCount, sendNote, hidden, fileDelete, clockNow},
-		[]*registry.Tool{httpGet, hidden, sendNote}, hidden
+	return []*registry.Tool{wordCount, sendNote, hidden, fileDelete, clockNow, toolSearch},
+		[]*registry.Tool{httpGet, hidden, sendNote, weatherGet}, hidden
 }
 
 // renderJSON encodes v as the golden files hold it: indented, without
@@ -115,14 +130,17 @@ func renderJSON(t *testing.T, v any) []byte {
 func TestRenderGolden(t *testing.T) {
 	visible, deferred, _ := renderFixture()
 	withExamples := registry.RenderOptions{Examples: true}
-	anthropic, err := registry.AnthropicTools(visible, deferred, "", withExamples)
-	if err != nil {
-		t.Fatal(err)
+	must := func(v any, err error) any {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
 	var examples strings.Builder
 	for _, tool := range registry.MCPTools(append(append([]*registry.Tool{}, visible...), deferred...), registry.RenderOptions{}) {
 		for _, rt := range append(visible, deferred...) {
-			if rt.Name == tool.Name {
+			if r := registry.MCPTools([]*registry.Tool{rt}, registry.RenderOptions{}); len(r) == 1 && r[0].Name == tool.Name {
 				examples.WriteString("## " + tool.Name + ", n=2\n" + registry.ExamplesBlock(rt, 2) + "\n\n")
 				break
 			}
@@ -136,16 +154,32 @@ func TestRenderGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt := registry.JoinBlocks(registry.ToolDiscoveryBlock(deferred), registry.SkillDiscoveryBlock(), skills) + "\n"
+	var prompt strings.Builder
+	prompt.WriteString("## tool_search (Chat Completions, MCP)\n" +
+		registry.JoinBlocks(registry.ToolDiscoveryBlock(deferred), registry.SkillDiscoveryBlock(), skills) + "\n")
+	for _, s := range []registry.OpenAISearch{registry.OpenAISearchServer, registry.OpenAISearchClient} {
+		prompt.WriteString("## OpenAI Responses, search " + string(s) + "\n" + must(registry.OpenAIToolDiscoveryBlock(visible, deferred, s)).(string) + "\n")
+	}
+	for _, s := range []registry.AnthropicSearch{registry.AnthropicSearchRegex, registry.AnthropicSearchBM25, registry.AnthropicSearchClient} {
+		prompt.WriteString("## Anthropic, search " + string(s) + "\n" + must(registry.AnthropicToolDiscoveryBlock(visible, deferred, s)).(string) + "\n")
+	}
 
 	for name, got := range map[string][]byte{
-		"openai_chat.json":      renderJSON(t, registry.OpenAITools(visible, withExamples)),
-		"openai_responses.json": renderJSON(t, registry.OpenAIResponsesTools(visible, deferred, withExamples)),
-		"anthropic.json":        renderJSON(t, anthropic),
-		"mcp_tools.json":        renderJSON(t, registry.MCPTools(visible, withExamples)),
-		"tool_references.json":  renderJSON(t, registry.ToolReferences(deferred)),
-		"examples.txt":          []byte(examples.String()),
-		"prompt.txt":            []byte(prompt),
+		"openai_chat.json":             renderJSON(t, registry.OpenAITools(visible, withExamples)),
+		"openai_responses.json":        renderJSON(t, must(registry.OpenAIResponsesTools(visible, deferred, "", withExamples))),
+		"openai_responses_client.json": renderJSON(t, must(registry.OpenAIResponsesTools(visible, deferred, registry.OpenAISearchClient, registry.RenderOptions{}))),
+		"openai_responses_flat.json": renderJSON(t, must(registry.OpenAIResponsesTools(visible, deferred, "",
+			registry.RenderOptions{NoNamespaces: true, NoOutputSchemas: true}))),
+		"openai_tool_search_output.json": renderJSON(t, registry.OpenAIToolSearchOutput(deferred, registry.RenderOptions{})),
+		"anthropic.json":                 renderJSON(t, must(registry.AnthropicTools(visible, deferred, "", registry.RenderOptions{}))),
+		"anthropic_folded.json": renderJSON(t, must(registry.AnthropicTools(visible, deferred, registry.AnthropicSearchClient,
+			registry.RenderOptions{Examples: true, NoInputExamples: true, NoCacheControl: true}))),
+		"mcp_tools.json":            renderJSON(t, registry.MCPTools(visible, withExamples)),
+		"mcp_tools_2025-11-25.json": renderJSON(t, registry.MCPTools(append(visible, deferred...), registry.RenderOptions{MCPRevision: registry.MCPRevisionTasks})),
+		"mcp_tools_2026-07-28.json": renderJSON(t, registry.MCPTools(append(visible, deferred...), registry.RenderOptions{MCPRevision: registry.MCPRevisionAnyOutput})),
+		"tool_references.json":      renderJSON(t, registry.ToolReferences(deferred)),
+		"examples.txt":              []byte(examples.String()),
+		"prompt.txt":                []byte(prompt.String()),
 	} {
 		t.Run(name, func(t *testing.T) {
 			testenv.Golden(t, filepath.Join(renderGoldenDir, name), got, renderUpdate())
@@ -153,27 +187,62 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
+// flatResponses returns the functions and other tools of a Responses
+// rendering, namespaces opened.
+func flatResponses(tools []registry.OpenAIResponsesTool) []registry.OpenAIResponsesTool {
+	var out []registry.OpenAIResponsesTool
+	for _, tool := range tools {
+		if tool.Type == "namespace" {
+			out = append(out, flatResponses(tool.Tools)...)
+			continue
+		}
+		out = append(out, tool)
+	}
+	return out
+}
+
 // Every rendering of the fixture, as JSON or text.
 func renderAll(t *testing.T, visible, deferred []*registry.Tool) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, opts := range []registry.RenderOptions{{}, {Examples: true, MaxExamples: 10}} {
+	for _, opts := range []registry.RenderOptions{{}, {Examples: true, MaxExamples: 10},
+		{NoNamespaces: true, NoOutputSchemas: true, NoInputExamples: true, NoCacheControl: true, Examples: true}} {
 		out["openai"] += string(renderJSON(t, registry.OpenAITools(visible, opts)))
-		out["responses"] += string(renderJSON(t, registry.OpenAIResponsesTools(visible, deferred, opts)))
+		for _, s := range []registry.OpenAISearch{registry.OpenAISearchServer, registry.OpenAISearchClient} {
+			r, err := registry.OpenAIResponsesTools(visible, deferred, s, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out["responses"] += string(renderJSON(t, r))
+			b, err := registry.OpenAIToolDiscoveryBlock(visible, deferred, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out["discovery"] += b
+		}
 		for _, s := range []registry.AnthropicSearch{registry.AnthropicSearchRegex, registry.AnthropicSearchBM25, registry.AnthropicSearchClient} {
 			a, err := registry.AnthropicTools(visible, deferred, s, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out["anthropic"] += string(renderJSON(t, a))
+			b, err := registry.AnthropicToolDiscoveryBlock(visible, deferred, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out["discovery"] += b
 		}
-		out["mcp"] += string(renderJSON(t, registry.MCPTools(append(visible, deferred...), opts)))
+		for _, rev := range []string{"", registry.MCPRevisionTasks, registry.MCPRevisionAnyOutput} {
+			opts.MCPRevision = rev
+			out["mcp"] += string(renderJSON(t, registry.MCPTools(append(visible, deferred...), opts)))
+		}
 	}
 	out["references"] = string(renderJSON(t, registry.ToolReferences(append(visible, deferred...))))
+	out["search output"] = string(renderJSON(t, registry.OpenAIToolSearchOutput(append(visible, deferred...), registry.RenderOptions{})))
 	for _, tool := range append(visible, deferred...) {
 		out["examples"] += registry.ExamplesBlock(tool, 10)
 	}
-	out["discovery"] = registry.ToolDiscoveryBlock(deferred)
+	out["discovery"] += registry.ToolDiscoveryBlock(deferred)
 	return out
 }
 
@@ -193,7 +262,8 @@ func TestRenderHiddenNeverShown(t *testing.T) {
 	if got := registry.ToolDiscoveryBlock([]*registry.Tool{hidden}); got != "" {
 		t.Errorf("ToolDiscoveryBlock(hidden only) = %q, want empty", got)
 	}
-	for _, tool := range registry.OpenAIResponsesTools(visible, []*registry.Tool{hidden}, registry.RenderOptions{}) {
+	r, _ := registry.OpenAIResponsesTools(visible, []*registry.Tool{hidden}, "", registry.RenderOptions{})
+	for _, tool := range flatResponses(r) {
 		if tool.Type == "tool_search" || tool.DeferLoading {
 			t.Errorf("responses rendering with only hidden deferred tools has %+v", tool)
 		}
@@ -219,7 +289,7 @@ func TestRenderDeterministic(t *testing.T) {
 	}
 	got := renderAll(t, rev(visible), rev(deferred))
 	for name := range want {
-		if name == "references" || name == "examples" {
+		if name == "references" || name == "examples" || name == "search output" {
 			continue // these keep the order they are given
 		}
 		if got[name] != want[name] {
@@ -265,6 +335,11 @@ func TestRenderSchemas(t *testing.T) {
 
 func TestRenderMCPAnnotations(t *testing.T) {
 	mk := func(d packs.Tool) *registry.Tool { d.Name = "t"; return &registry.Tool{Tool: &d} }
+	granted := func(d packs.Tool, g host.Grant) *registry.Tool { tl := mk(d); tl.Effective = g; return tl }
+	runsCode := mk(packs.Tool{Idempotent: true})
+	runsCode.RunsCode = true
+	rw := host.Grant{Mounts: []host.Mount{{HostPath: "/srv", GuestPath: "/data"}}}
+	ro := host.Grant{Mounts: []host.Mount{{HostPath: "/srv", GuestPath: "/data", ReadOnly: true}}}
 	for _, c := range []struct {
 		name string
 		tool *registry.Tool
@@ -282,9 +357,23 @@ func TestRenderMCPAnnotations(t *testing.T) {
 			registry.MCPToolAnnotations{}},
 		{"no effects, declared dangerous", mk(packs.Tool{RiskLevel: "DANGEROUS"}), registry.MCPToolAnnotations{ReadOnlyHint: true}},
 		{"title", mk(packs.Tool{DisplayName: "T"}), registry.MCPToolAnnotations{Title: "T", ReadOnlyHint: true}},
+		// The grant backs or withdraws what the flags claim.
+		{"no effects declared, writable mount", granted(packs.Tool{Idempotent: true}, rw),
+			registry.MCPToolAnnotations{DestructiveHint: true, IdempotentHint: true}},
+		{"no effects declared, read-only mount", granted(packs.Tool{Idempotent: true}, ro),
+			registry.MCPToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		{"no effects declared, a service", granted(packs.Tool{}, host.Grant{Capabilities: []string{"mail.send"}}),
+			registry.MCPToolAnnotations{DestructiveHint: true, OpenWorldHint: true}},
+		{"no effects declared, tools to call", granted(packs.Tool{}, host.Grant{Tools: []string{"*"}}),
+			registry.MCPToolAnnotations{DestructiveHint: true}},
+		{"no network declared, hosts granted", granted(packs.Tool{Idempotent: true}, host.Grant{AllowedHosts: []string{"api.example.com"}}),
+			registry.MCPToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: true}},
+		{"effects declared moderate, writable mount", granted(packs.Tool{SideEffects: true, RiskLevel: "MODERATE"}, rw),
+			registry.MCPToolAnnotations{}},
+		{"runs code", runsCode, registry.MCPToolAnnotations{DestructiveHint: true, OpenWorldHint: true}},
 	} {
 		got := registry.MCPTools([]*registry.Tool{c.tool}, registry.RenderOptions{})[0]
-		if got.Annotations != c.want {
+		if got.Annotations != c.want || registry.Annotations(c.tool) != c.want {
 			t.Errorf("%s: annotations %+v, want %+v", c.name, got.Annotations, c.want)
 		}
 	}
@@ -331,7 +420,8 @@ func TestRenderExamplesOrder(t *testing.T) {
 	// OpenAI shows a deferred function's description up front: no
 	// examples there.
 	_, deferred, _ := renderFixture()
-	for _, tool := range registry.OpenAIResponsesTools(nil, deferred, registry.RenderOptions{Examples: true}) {
+	r, _ := registry.OpenAIResponsesTools(nil, deferred, "", registry.RenderOptions{Examples: true})
+	for _, tool := range flatResponses(r) {
 		if strings.Contains(tool.Description, "Examples:") {
 			t.Errorf("deferred %s has examples in its OpenAI description: %q", tool.Name, tool.Description)
 		}
@@ -377,8 +467,8 @@ func TestRenderAnthropicSearch(t *testing.T) {
 				deferredNames = append(deferredNames, tool.Name)
 			}
 		}
-		if strings.Join(deferredNames, ",") != "http_get" {
-			t.Errorf("search %q: deferred %v, want [http_get] (send_note is visible)", s, deferredNames)
+		if want := "http_get," + packs.APIToolName("weather.get"); strings.Join(deferredNames, ",") != want {
+			t.Errorf("search %q: deferred %v, want %s (send_note is visible)", s, deferredNames, want)
 		}
 	}
 	if _, err := registry.AnthropicTools(visible, deferred, "semantic", registry.RenderOptions{}); !errors.Is(err, registry.ErrRenderOption) {
@@ -392,7 +482,8 @@ func TestRenderAnthropicSearch(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(registry.ToolReferences(append(deferred, deferred...)))
-	if want := `[{"type":"tool_reference","tool_name":"http_get"},{"type":"tool_reference","tool_name":"send_note"}]`; string(b) != want {
+	if want := `[{"type":"tool_reference","tool_name":"http_get"},{"type":"tool_reference","tool_name":"send_note"},` +
+		`{"type":"tool_reference","tool_name":"` + packs.APIToolName("weather.get") + `"}]`; string(b) != want {
 		t.Errorf("ToolReferences = %s, want %s", b, want)
 	}
 	if b, _ := json.Marshal(registry.ToolReferences(nil)); string(b) != `[]` {
@@ -431,5 +522,95 @@ func TestRenderSkillsBlock(t *testing.T) {
 	}
 	if got := registry.JoinBlocks("", " a \n", "", "b"); got != "a\n\nb" {
 		t.Errorf("JoinBlocks = %q", got)
+	}
+}
+
+// Each rendering offers the model one search: the API's own where it is
+// listed, skillhost's tool_search where it is the search, and none when
+// nothing is deferred or a client search has no tool_search to answer.
+func TestRenderOneSearchTool(t *testing.T) {
+	visible, deferred, _ := renderFixture()
+	var withoutOwn []*registry.Tool
+	for _, tl := range visible {
+		if tl.Name != registry.ToolSearchName {
+			withoutOwn = append(withoutOwn, tl)
+		}
+	}
+	for _, c := range []struct {
+		name              string
+		visible           []*registry.Tool
+		deferred          []*registry.Tool
+		openai            registry.OpenAISearch
+		anthropic         registry.AnthropicSearch
+		wantOpenAI        string // the search tool listed: type, execution
+		wantAnthropic     string // the search tool listed: its name
+		openAIDeferred    bool
+		anthropicDeferred bool
+	}{
+		{"server", visible, deferred, registry.OpenAISearchServer, registry.AnthropicSearchRegex,
+			"tool_search ", registry.AnthropicRegexSearchName, true, true},
+		{"bm25", visible, deferred, registry.OpenAISearchServer, registry.AnthropicSearchBM25,
+			"tool_search ", registry.AnthropicBM25SearchName, true, true},
+		{"client", visible, deferred, registry.OpenAISearchClient, registry.AnthropicSearchClient,
+			"tool_search client", registry.ToolSearchName, true, true},
+		{"client without tool_search", withoutOwn, deferred, registry.OpenAISearchClient, registry.AnthropicSearchClient,
+			"", "", false, false},
+		{"nothing deferred", visible, nil, registry.OpenAISearchServer, registry.AnthropicSearchRegex, "", "", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := registry.OpenAIResponsesTools(c.visible, c.deferred, c.openai, registry.RenderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var searches []string
+			deferredSeen := false
+			for _, tool := range flatResponses(r) {
+				if tool.Type == "tool_search" {
+					searches = append(searches, tool.Type+" "+tool.Execution)
+				}
+				if tool.Name == registry.ToolSearchName {
+					t.Errorf("openai: skillhost's tool_search is a function of %+v", r)
+				}
+				deferredSeen = deferredSeen || tool.DeferLoading
+			}
+			if strings.Join(searches, ",") != c.wantOpenAI || deferredSeen != c.openAIDeferred {
+				t.Errorf("openai: search tools %q and deferred %v, want %q and %v", searches, deferredSeen, c.wantOpenAI, c.openAIDeferred)
+			}
+			if c.openai == registry.OpenAISearchClient && c.wantOpenAI != "" {
+				for _, tool := range r {
+					if tool.Type == "tool_search" && (!strings.HasPrefix(tool.Description, "Find tools") || len(tool.Parameters) == 0) {
+						t.Errorf("client tool search %+v lacks tool_search's description and parameters", tool)
+					}
+				}
+			}
+			a, err := registry.AnthropicTools(c.visible, c.deferred, c.anthropic, registry.RenderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			searches, deferredSeen = nil, false
+			for _, tool := range a {
+				if tool.Type != "" || tool.Name == registry.ToolSearchName {
+					searches = append(searches, tool.Name)
+				}
+				deferredSeen = deferredSeen || tool.DeferLoading
+			}
+			want := c.wantAnthropic
+			if c.anthropic == registry.AnthropicSearchClient && c.name == "client" {
+				want = registry.ToolSearchName
+			}
+			if strings.Join(searches, ",") != want || deferredSeen != c.anthropicDeferred {
+				t.Errorf("anthropic: search tools %q and deferred %v, want %q and %v", searches, deferredSeen, want, c.anthropicDeferred)
+			}
+			// The prompt block names the search listed, or is empty.
+			ob, _ := registry.OpenAIToolDiscoveryBlock(c.visible, c.deferred, c.openai)
+			ab, _ := registry.AnthropicToolDiscoveryBlock(c.visible, c.deferred, c.anthropic)
+			if (ob != "") != (c.wantOpenAI != "") || (ab != "") != (c.wantAnthropic != "") ||
+				(ab != "" && !strings.Contains(ab, "call "+c.wantAnthropic+" ")) {
+				t.Errorf("prompt blocks %q and %q", ob, ab)
+			}
+		})
+	}
+	if _, err := registry.OpenAIResponsesTools(visible, deferred, "hosted", registry.RenderOptions{}); !errors.Is(err, registry.ErrRenderOption) {
+		t.Errorf("unknown openai search: %v, want ErrRenderOption", err)
 	}
 }

@@ -298,7 +298,7 @@ func (run *Run) Deferred() []*Tool {
 
 // Visible reports whether the tool called name is in the run's catalog.
 func (run *Run) Visible(name string) bool {
-	t, ok := run.reg.tools[name]
+	t, ok := run.reg.lookup(name)
 	return ok && run.visible(t)
 }
 
@@ -307,21 +307,21 @@ func (run *Run) Visible(name string) bool {
 // tool is left out of listings and search, and callable by its name).
 // What a search may show is Findable.
 func (run *Run) Reachable(name string) bool {
-	t, ok := run.reg.tools[name]
+	t, ok := run.reg.lookup(name)
 	return ok && run.allowed(t)
 }
 
 // Findable reports whether tool search may show name to this run: in the
 // registry, allowed, and not hidden.
 func (run *Run) Findable(name string) bool {
-	t, ok := run.reg.tools[name]
+	t, ok := run.reg.lookup(name)
 	return ok && !t.Hidden && run.allowed(t)
 }
 
 // Activate makes a deferred tool visible in the run (or its session). It
 // returns ErrToolNotFound for a tool the run cannot reach.
 func (run *Run) Activate(ctx context.Context, name, reason string) error {
-	t, ok := run.reg.tools[name]
+	t, ok := run.reg.lookup(name)
 	if !ok || !run.allowed(t) {
 		run.reg.emit(ctx, run.rc, EventToolActivationDenied, map[string]any{"tool_name": name, "reason": "not found"})
 		return fmt.Errorf("%w: %q", ErrToolNotFound, name)

@@ -42,12 +42,28 @@ type Tool struct {
 	*packs.Tool
 	// Kind says how the tool is implemented.
 	Kind Kind
-	// Pack and PackVersion name the pack of a Wasm tool ("" otherwise).
-	Pack        string
-	PackVersion string
+	// APIName is the name the renderings give the tool: Name when every
+	// model API accepts it (packs.IsAPIToolName), else
+	// packs.APIToolName(Name). A call by either name reaches the tool.
+	APIName string
+	// RunsCode says the tool runs code its arguments choose, as
+	// run_skill_script runs a skill's script: no rendering may present it
+	// as read-only, idempotent or closed to the outside world, whatever
+	// its description says (see MCPTools).
+	RunsCode bool
+	// Pack and PackVersion name the pack of a Wasm tool ("" otherwise),
+	// and PackDescription is the pack's description (the description of
+	// its OpenAI Responses namespace).
+	Pack            string
+	PackVersion     string
+	PackDescription string
 	// Source is the pack source (bundled, installed, user, workspace) of a
 	// Wasm tool, "native" or "builtin" otherwise.
 	Source string
+	// IconURI is the tool's icon as a data: URI, when its icon is an
+	// image file of its pack (packs.IconFile), read when the tool was
+	// registered; "" otherwise.
+	IconURI string
 	// Path is the manifest that declares a Wasm tool, with its source root.
 	Path string
 	// Module is the name of a Wasm tool's module in its pack.
