@@ -2,8 +2,10 @@ package registry_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -201,6 +203,46 @@ func TestToolSearchAnswersWithAPINames(t *testing.T) {
 		found := registry.FoundTools(reg, res.Output)
 		if !strings.Contains(string(res.Output), `"name":"`+mapped+`"`) || len(found) != 1 || found[0].Name != "weather.get" {
 			t.Errorf("tool_search %s answered %s; want %s named as rendered", args, res.Output, mapped)
+		}
+	}
+}
+
+// A tool whose icon is an image file of its pack is shown to MCP clients
+// with the file inline; a file that is not the image its name says is a
+// problem, and the tool is registered without an icon.
+func TestPackIconFiles(t *testing.T) {
+	manifest := "name: iconic\ndescription: Tools with icons.\nmodules:\n  - name: m\n    path: m.wasm\n    tools:\n" +
+		"      - {name: good, description: Has an icon., icon: icons/good.png, input_schema: {type: object}}\n" +
+		"      - {name: fake, description: Has a fake icon., icon: icons/fake.png, input_schema: {type: object}}\n"
+	dir := writeModulePack(t, manifest, "testdata/guests/wat/echo.wasm")
+	png := "\x89PNG\r\n\x1a\n" + "pixels"
+	if err := os.MkdirAll(filepath.Join(dir, "icons"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "icons", "good.png"), []byte(png), 0o644)
+	os.WriteFile(filepath.Join(dir, "icons", "fake.png"), []byte("<svg onload=alert(1)>"), 0o644)
+	reg, err := registry.New(context.Background(), catalog(t, dir), registry.Options{Host: newHost(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := reg.Problems(); len(p) != 1 || !errors.Is(p[0], packs.ErrIcon) || !strings.Contains(p[0].Error(), `tool "fake"`) {
+		t.Errorf("problems %v; want the fake icon of tool fake", p)
+	}
+	mt := registry.MCPTools(reg.Tools(), registry.RenderOptions{})
+	if len(mt) != 2 {
+		t.Fatalf("rendered %d tools, want 2", len(mt))
+	}
+	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte(png))
+	for _, tool := range mt {
+		switch tool.Name {
+		case "good":
+			if len(tool.Icons) != 1 || tool.Icons[0].Src != want || tool.Icons[0].MIMEType != "image/png" {
+				t.Errorf("good: icons %+v", tool.Icons)
+			}
+		case "fake":
+			if len(tool.Icons) != 0 {
+				t.Errorf("fake: icons %+v, want none", tool.Icons)
+			}
 		}
 	}
 }
