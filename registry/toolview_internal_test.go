@@ -46,7 +46,7 @@ func TestToolViewSharedByPolicyAndContext(t *testing.T) {
 			if got := tc.x.toolView() == tc.y.toolView(); got != tc.shared {
 				t.Errorf("shared = %v, want %v", got, tc.shared)
 			}
-			if tc.x.toolView() != tc.x.toolView() {
+			if first, again := tc.x.toolView(), tc.x.toolView(); first != again {
 				t.Error("a run's view changes between searches")
 			}
 		})
