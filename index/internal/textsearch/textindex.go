@@ -489,9 +489,10 @@ func (ix *Index) search(v *View, sc *Scorer, accept func(doc int32) bool) []Matc
 		if len(links) == 0 {
 			continue
 		}
-		ps, df := ix.postings(analyse(term))
+		stems := analyse(term)
+		ps, df := ix.postings(stems)
 		if v != nil {
-			df = v.count(ps)
+			df = v.docFreqOf(stems, ps)
 		}
 		if df == 0 {
 			continue

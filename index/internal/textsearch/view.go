@@ -14,8 +14,9 @@ import (
 // cannot see change neither its scores nor its spelling corrections, and
 // its scores tell it nothing about them.
 //
-// A View is immutable once made, but for the vocabulary counts it fills
-// as they are asked for, and safe for concurrent use. It belongs to the
+// A View is immutable once made, but for the counts it remembers as they
+// are asked for (word occurrences, document frequencies), and safe for
+// concurrent use. It belongs to the
 // index it was made from; Update makes a new index, whose views are made
 // again.
 type View struct {
@@ -31,7 +32,12 @@ type View struct {
 
 	mu    sync.Mutex
 	freqs map[int32]int32 // by surface word id: occurrences in the view, at most vocabFreqCap
+	dfs   map[string]int  // by analysed term: documents of the view holding it
 }
+
+// maxCachedDFs bounds the document frequencies a view remembers; past it
+// they are counted each time.
+const maxCachedDFs = 1 << 14
 
 // vocabFreqCap is the most occurrences of a word the spelling vocabulary
 // tells apart: a word in more documents than that is simply common.
@@ -122,12 +128,43 @@ func (v *View) WithoutUbiquitous(ts []Term, ubiquitous func(docs int) int) []Ter
 	limit := ubiquitous(v.n)
 	out := ts[:0]
 	for _, t := range ts {
-		if ps, _ := v.ix.postings(analyse(t.text)); v.count(ps) <= limit {
+		if v.docFreq(analyse(t.text)) <= limit {
 			t.group = len(out)
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// docFreq returns how many documents of the view match the analysed term,
+// counted once and remembered: a skill search asks it when it leaves out
+// ubiquitous words and again when it scores, and a tenant's searches
+// repeat words.
+func (v *View) docFreq(stems []string) int { return v.docFreqOf(stems, nil) }
+
+// docFreqOf is docFreq for a term whose postings the caller has read
+// already (nil: read them when needed).
+func (v *View) docFreqOf(stems []string, ps []posting) int {
+	key := strings.Join(stems, " ")
+	v.mu.Lock()
+	df, ok := v.dfs[key]
+	v.mu.Unlock()
+	if ok {
+		return df
+	}
+	if ps == nil {
+		ps, _ = v.ix.postings(stems)
+	}
+	df = v.count(ps)
+	v.mu.Lock()
+	if v.dfs == nil {
+		v.dfs = make(map[string]int)
+	}
+	if len(v.dfs) < maxCachedDFs {
+		v.dfs[key] = df
+	}
+	v.mu.Unlock()
+	return df
 }
 
 // count returns how many of the postings' documents are in the view (the

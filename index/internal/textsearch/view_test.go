@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -156,5 +157,76 @@ func TestCachedViewIsShared(t *testing.T) {
 	nx := ix.Update([]int32{0}, nil)
 	if v := nx.CachedView("tenant", admit); v == a || v.Len() != 1 {
 		t.Fatalf("the updated index's view: shared %v, %d documents; want its own of 1", v == a, v.Len())
+	}
+}
+
+// TestViewHammer: goroutines sharing one cached view, each expanding and
+// scoring queries (which fill the view's remembered counts as they go),
+// get the answers a lone caller gets.
+func TestViewHammer(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	var docs [][]string
+	for i := range 300 {
+		w := make([]string, 1+r.IntN(8))
+		for j := range w {
+			w[j] = updateWords[r.IntN(len(updateWords))]
+		}
+		docs = append(docs, []string{fmt.Sprintf("d%d", i), strings.Join(w, " ")})
+	}
+	ix := Build(docs, []float64{4, 2})
+	admit := func(d int32) bool { return d%3 != 0 }
+	answer := func(v *View, q string) string {
+		terms := v.WithoutUbiquitous(Expand(SplitWords(q), v), func(n int) int { return n / 2 })
+		ms := v.Search(NewScorer(terms), nil)
+		slices.SortFunc(ms, func(a, b Match) int { return int(a.Doc - b.Doc) })
+		return fmt.Sprint(ms)
+	}
+	want := make(map[string]string)
+	for _, q := range viewQueries {
+		want[q] = answer(ix.NewView(admit), q)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				q := viewQueries[(g+i)%len(viewQueries)]
+				if got := answer(ix.CachedView("tenant", admit), q); got != want[q] {
+					errs <- fmt.Sprintf("%q: %s, want %s", q, got, want[q])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// BenchmarkNewView makes a view of half of an index's documents, as the
+// first search of a caller after each write does.
+func BenchmarkNewView(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			docs := make([][]string, n)
+			for i := range docs {
+				w := make([]string, 8+r.IntN(24))
+				for j := range w {
+					w[j] = fmt.Sprintf("w%d", r.IntN(3000))
+				}
+				docs[i] = []string{fmt.Sprintf("d%d", i), strings.Join(w, " ")}
+			}
+			ix := Build(docs, []float64{4, 2})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				ix.NewView(func(d int32) bool { return d%2 == 0 })
+			}
+		})
 	}
 }
