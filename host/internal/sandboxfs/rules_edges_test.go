@@ -2,6 +2,7 @@ package sandboxfs
 
 import (
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -226,5 +227,184 @@ func TestSetAppendEdges(t *testing.T) {
 	f.Close()
 	if errno := f.SetAppend(true); errno != experimentalsys.EBADF {
 		t.Errorf("SetAppend of a closed file: %s, want EBADF", errnoName(errno))
+	}
+}
+
+// bigOffset is past the largest file the test folder's file system holds
+// (ext4's 16 TiB), so that a write there fails with nothing written.
+const bigOffset = 1 << 44
+
+// A write or truncation the file system refuses is charged nothing: what
+// was charged for it, the gap up to its offset included, is given back.
+func TestBudgetFailedWritesAreGivenBack(t *testing.T) {
+	fx := newFixture(t)
+	b := NewBudget(0, 0) // no cap; the count is kept
+	s := fx.openBudget(t, false, b)
+	f, errno := s.OpenFile("hello.txt", rdwr, 0)
+	if errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	defer f.Close()
+	if n, errno := f.Pwrite([]byte("ab"), bigOffset); n != 0 {
+		t.Skipf("this file system wrote %d bytes at %d; the test needs one that refuses", n, int64(bigOffset))
+	} else if errno == 0 {
+		t.Error("a refused pwrite reported no error")
+	}
+	if got := b.Written(); got != 0 {
+		t.Errorf("after a refused pwrite: Written() = %d, want 0", got)
+	}
+	if errno := f.Truncate(bigOffset); errno == 0 {
+		t.Error("a truncation past the file system's largest file succeeded")
+	}
+	if got := b.Written(); got != 0 {
+		t.Errorf("after a refused truncation: Written() = %d, want 0", got)
+	}
+	// A write that ends past the largest file writes what fits (a sparse
+	// file up to it) and is charged that, and the gap before it. The
+	// largest offset a seek takes is the largest file's size.
+	lo, hi := int64(0), int64(bigOffset)
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if _, errno := f.Seek(mid, io.SeekStart); errno == 0 {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if _, errno := f.Seek(lo-1, io.SeekStart); errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	n, errno := f.Write([]byte("ab"))
+	if n == 2 {
+		t.Skip("this file system wrote both bytes")
+	}
+	if errno == 0 {
+		t.Error("a short write reported no error")
+	}
+	if want := lo - 1 - int64(len("hello")) + int64(n); b.Written() != want {
+		t.Errorf("after a write of %d of 2 bytes at %d: Written() = %d, want %d", n, lo-1, b.Written(), want)
+	}
+}
+
+// An empty write is charged nothing, wherever the offset is; a write in
+// append mode is charged no gap, since it goes to the end.
+func TestBudgetEmptyAndAppendWrites(t *testing.T) {
+	fx := newFixture(t)
+	b := NewBudget(0, 0)
+	s := fx.openBudget(t, false, b)
+	f, errno := s.OpenFile("hello.txt", rdwr, 0)
+	if errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	defer f.Close()
+	if _, errno := f.Seek(1000, io.SeekStart); errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	if n, errno := f.Write(nil); n != 0 || errno != 0 {
+		t.Errorf("an empty write: %d, %s", n, errnoName(errno))
+	}
+	if n, errno := f.Pwrite(nil, 2000); n != 0 || errno != 0 {
+		t.Errorf("an empty pwrite: %d, %s", n, errnoName(errno))
+	}
+	if got := b.Written(); got != 0 {
+		t.Errorf("after empty writes: Written() = %d, want 0", got)
+	}
+	if errno := f.SetAppend(true); errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	if _, errno := f.Seek(1000, io.SeekStart); errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	if _, errno := f.Write([]byte("!")); errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	if got := b.Written(); got != 1 {
+		t.Errorf("an append write with the offset past the end: Written() = %d, want 1", got)
+	}
+	if size := fileSize(t, fx, "hello.txt"); size != int64(len("hello!")) {
+		t.Errorf("the file holds %d bytes, want %d", size, len("hello!"))
+	}
+}
+
+// A closed file refuses everything with EBADF, its times included; the
+// times of a file whose name now names another, or nothing, are not set.
+func TestClosedAndReplacedFiles(t *testing.T) {
+	fx := newFixture(t)
+	s := fx.open(t, false)
+	f, errno := s.OpenFile("hello.txt", rdwr, 0)
+	if errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	f.Close()
+	now := time.Now().UnixNano()
+	for name, errno := range map[string]experimentalsys.Errno{
+		"read":     func() experimentalsys.Errno { _, e := f.Read(make([]byte, 1)); return e }(),
+		"pread":    func() experimentalsys.Errno { _, e := f.Pread(make([]byte, 1), 0); return e }(),
+		"write":    func() experimentalsys.Errno { _, e := f.Write([]byte("x")); return e }(),
+		"pwrite":   func() experimentalsys.Errno { _, e := f.Pwrite([]byte("x"), 0); return e }(),
+		"truncate": f.Truncate(0),
+		"utimens":  f.Utimens(now, now),
+		"stat":     func() experimentalsys.Errno { _, e := f.Stat(); return e }(),
+	} {
+		if errno != experimentalsys.EBADF {
+			t.Errorf("%s of a closed file: %s, want EBADF", name, errnoName(errno))
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(fx.mount, "hello.txt")); err != nil || string(got) != "hello" {
+		t.Errorf("the closed file was changed: %q, %v", got, err)
+	}
+
+	g, errno := s.OpenFile("hello.txt", rdwr, 0)
+	if errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	defer g.Close()
+	if err := os.Rename(filepath.Join(fx.mount, "hello.txt"), filepath.Join(fx.mount, "old.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fx.mount, "hello.txt"), []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if errno := g.Utimens(past.UnixNano(), past.UnixNano()); errno != experimentalsys.ENOENT {
+		t.Errorf("utimens of a file replaced under its name: %s, want ENOENT", errnoName(errno))
+	}
+	if info, err := os.Stat(filepath.Join(fx.mount, "hello.txt")); err != nil || info.ModTime().Equal(past) {
+		t.Errorf("the file now under the name got the times: %v, %v", info, err)
+	}
+	if err := os.Remove(filepath.Join(fx.mount, "hello.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if errno := g.Utimens(past.UnixNano(), past.UnixNano()); errno != experimentalsys.ENOENT {
+		t.Errorf("utimens of a file removed: %s, want ENOENT", errnoName(errno))
+	}
+}
+
+// Opening a file as a folder for writing is refused as a folder would be,
+// before it is opened.
+func TestOpenFileAsAFolderForWriting(t *testing.T) {
+	s := newFixture(t).open(t, false)
+	for _, flag := range []experimentalsys.Oflag{wronly | oDir, rdwr | oDir} {
+		if _, errno := s.OpenFile("hello.txt", flag, 0); errno != experimentalsys.EISDIR {
+			t.Errorf("open hello.txt with flags %#x: %s, want EISDIR", flag, errnoName(errno))
+		}
+	}
+}
+
+// The budget's own contract: charging or giving back nothing, or less
+// than nothing, changes nothing.
+func TestBudgetChargesNothingForNothing(t *testing.T) {
+	b := NewBudget(100, 0)
+	if errno := b.chargeWrite(10); errno != 0 {
+		t.Fatal(errnoName(errno))
+	}
+	for _, n := range []int64{0, -5, math.MinInt64} {
+		if errno := b.chargeWrite(n); errno != 0 || b.Written() != 10 {
+			t.Errorf("charging %d: %s, Written() = %d; want ok, 10", n, errnoName(errno), b.Written())
+		}
+		b.refundWrite(n)
+		if b.Written() != 10 {
+			t.Errorf("giving back %d: Written() = %d, want 10", n, b.Written())
+		}
 	}
 }
