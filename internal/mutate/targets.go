@@ -70,7 +70,8 @@ var targets = []target{
 			{file: "host/internal/rewrite/emit.go", funcs: `^module\.(body|patchGlobal)$`, match: `budgetGlobal|OpcodeError`},
 			{file: "host/internal/rewrite/errors.go", funcs: `^(formatError|OpcodeError|uncheckedError)\.Is$`},
 		},
-		run:   `^(TestInstrumentErrors|TestOpcodeError|TestOptionsAndSections|TestIndicesAtTheAppendedEntriesAreRefused|TestTick\w*|TestRenumber\w*|TestTables\w*|TestLEB\w*)$`,
+		// The corpus round trip alone takes 20 s a run.
+		skip:  `^TestRoundTripCorpus$`,
 		short: true,
 	},
 	{
@@ -81,7 +82,10 @@ var targets = []target{
 		// and the load gates (compile, validate, scanModule).
 		files: []string{"fuel.go", "instance.go", "snapshot.go", "host.go", "wasmbin.go"},
 		funcs: `^(instance\.(refuel|stopIfDue|pause|giveFuel|maxFuel|bookFuel|begin|reset|reusable|pastDeadline|initialize|restore|adopt)|freshPool\.(take|put|get)|profile|Module\.freshPool|Host\.(Load|compile|validate)|scanModule|compiled\.snapshottable)$`,
-		run:   `^(TestFuel\w*|TestInvalidModulesAreRefused|TestStartFunctionRunsUnderTheDeadline|TestFreshState\w*|TestNestedCallsShareTheCallersDeadline|TestSpinStopsAtTheDeadlineTheContextHasNotFired|TestResultAfterTheHeldDeadlineIsATimeout|TestLoadRefuses\w*|TestLoadHashPinAndGarbage|TestFreshInstancePerCall|TestTimeoutStopsSpinningGuest|TestTrapMidCall|TestRestore\w*|TestRestoredInstancesAreReused|TestDisturbingCallsDiscardTheirInstance|TestScanModule\w*|TestWarmup\w*|TestMemoryLimit|TestCallBasics)$`,
+		// The whole suite in short mode, less the hostile sets (which
+		// hold the same limits at length), process isolation, the
+		// oracle and fuzzing.
+		skip:  `^(Fuzz\w*|TestHostileSetContained|TestRust\w*|TestSpinnersDoNotStallTheProcess|TestSmallAllocationsCountTheirOverhead|TestIsolation\w*|TestExtismOracle|TestWorker\w*)$`,
 		short: true,
 		also: []extra{
 			// A call's own checks: its deadline, fuel and state.
