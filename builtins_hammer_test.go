@@ -33,8 +33,8 @@ func hammerCallers() int { return 8 * max(4, 2*runtime.GOMAXPROCS(0)) }
 // echoTool is a native tool that returns its arguments.
 type echoTool struct{ name, description string }
 
-func (e echoTool) Describe() packs.Tool {
-	return packs.Tool{Name: e.name, Description: e.description, Loading: packs.LoadingDeferred}
+func (e echoTool) Describe() packs.ToolSpec {
+	return packs.ToolSpec{Name: e.name, Description: e.description, Loading: packs.LoadingDeferred}
 }
 
 func (e echoTool) Execute(_ context.Context, args json.RawMessage) (json.RawMessage, error) {

@@ -90,13 +90,13 @@ func (e *Engine) syncIndex(ctx context.Context, l *loaded) error {
 // examples are the ones a rendering shows (at most maxExamples, in the
 // renderings' order), each as its compact arguments and description, so
 // changing an example's arguments changes the tool's record hash.
-func indexTools(reg *registry.Registry, maxExamples int) []index.Tool {
-	out := make([]index.Tool, 0, len(reg.Tools()))
+func indexTools(reg *registry.Registry, maxExamples int) []index.ToolRecord {
+	out := make([]index.ToolRecord, 0, len(reg.Tools()))
 	for _, t := range reg.Tools() {
-		it := index.Tool{
+		it := index.ToolRecord{
 			Name: t.Name, Description: t.Description, Namespace: t.Pack, Category: t.Category,
 			Tags: t.Tags, Params: schemaParams(t.InputSchema), LoadingMode: t.Loading,
-			SideEffects: sideEffectClass(t.Tool),
+			SideEffects: sideEffectClass(t.ToolSpec),
 		}
 		if block := registry.ExamplesBlock(t, maxExamples); block != "" {
 			_, lines, _ := strings.Cut(block, "\n")
@@ -109,7 +109,7 @@ func indexTools(reg *registry.Registry, maxExamples int) []index.Tool {
 
 // sideEffectClass places a tool on the pure < read < write < external <
 // stateful scale used to order equal search scores.
-func sideEffectClass(t *packs.Tool) string {
+func sideEffectClass(t *packs.ToolSpec) string {
 	switch {
 	case t.SideEffects && t.RequiresNetwork:
 		return "external"
@@ -143,7 +143,7 @@ func schemaParams(schema json.RawMessage) []index.Param {
 // syncSkills stores the catalog's skills pack by pack in the engine's
 // scope, and empties packs the catalog no longer has.
 func (e *Engine) syncSkills(ctx context.Context, l *loaded) error {
-	byPack := map[string][]index.Skill{}
+	byPack := map[string][]index.SkillRecord{}
 	goSkills := map[string]bool{}
 	for _, sk := range e.cfg.GoSkills {
 		goSkills[sk.Name] = true
@@ -253,12 +253,12 @@ func (e *Engine) storeScopes() []index.Scope {
 }
 
 // indexSkill turns a loaded skill into its index record.
-func indexSkill(s *packs.Skill) index.Skill {
+func indexSkill(s *packs.SkillSpec) index.SkillRecord {
 	trigger := s.Trigger
 	if trigger == "" {
 		trigger = s.Description
 	}
-	return index.Skill{
+	return index.SkillRecord{
 		Name: s.Name, Title: s.Title, Description: s.Description, Trigger: trigger, TaskType: s.TaskType,
 		Tags: s.Tags, Steps: s.Steps, Preconditions: s.Preconditions, FailureModes: s.FailureModes,
 		Instructions: s.Instructions, Origin: index.OriginPack, OriginRef: s.Pack, ContentHash: s.ContentHash,
@@ -270,8 +270,8 @@ func indexSkill(s *packs.Skill) index.Skill {
 const goSkillsPack = "(go)"
 
 // indexGoSkill describes a Go skill for the index.
-func indexGoSkill(s Skill) index.Skill {
-	return index.Skill{Name: s.Name, Description: s.Description, Trigger: s.Description,
+func indexGoSkill(s Skill) index.SkillRecord {
+	return index.SkillRecord{Name: s.Name, Description: s.Description, Trigger: s.Description,
 		Instructions: s.Instructions, Origin: index.OriginPack, OriginRef: goSkillsPack}
 }
 

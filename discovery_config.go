@@ -218,7 +218,7 @@ func (e *Engine) relevantRequest(r *index.RelevantRequest) (off bool) {
 
 // noSkills is what Relevant answers when skill discovery is off.
 func noSkills() *index.RelevantResult {
-	return &index.RelevantResult{Skills: []index.SkillDoc{}}
+	return &index.RelevantResult{Skills: []index.SkillContent{}}
 }
 
 // directoryConfig fills the fields d leaves zero from

@@ -19,16 +19,16 @@ import (
 )
 
 // stubTool is a native tool that answers {}.
-type stubTool struct{ desc packs.Tool }
+type stubTool struct{ desc packs.ToolSpec }
 
-func (s stubTool) Describe() packs.Tool { return s.desc }
+func (s stubTool) Describe() packs.ToolSpec { return s.desc }
 
 func (s stubTool) Execute(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
 func stub(name string) skillhost.Native {
-	return stubTool{packs.Tool{Name: name, Description: "Does " + name + "."}}
+	return stubTool{packs.ToolSpec{Name: name, Description: "Does " + name + "."}}
 }
 
 // withConfig opens an engine on the native tools only, with the operator
@@ -196,7 +196,7 @@ func TestToolSearchSwitchAndLimits(t *testing.T) {
 
 // [tool_examples] reaches the renderings through Engine.RenderOptions.
 func TestToolExamplesConfig(t *testing.T) {
-	tool := stubTool{packs.Tool{Name: "word_count", Description: "Count words.", Loading: packs.LoadingAlways,
+	tool := stubTool{packs.ToolSpec{Name: "word_count", Description: "Count words.", Loading: packs.LoadingAlways,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
 		Examples: []packs.Example{
 			{Args: json.RawMessage(`{"text":"a b"}`), Description: "two words", Tags: []string{"common"}},

@@ -92,8 +92,8 @@ type holdTool struct {
 	release chan struct{}
 }
 
-func (holdTool) Describe() packs.Tool {
-	return packs.Tool{Name: "hold", Description: "Waits to be released.", Loading: packs.LoadingAlways}
+func (holdTool) Describe() packs.ToolSpec {
+	return packs.ToolSpec{Name: "hold", Description: "Waits to be released.", Loading: packs.LoadingAlways}
 }
 
 func (h holdTool) Execute(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {

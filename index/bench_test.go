@@ -123,11 +123,11 @@ var benchVerbs = []string{"get", "list", "create", "delete", "update", "search",
 	"stop", "fetch", "upload", "download", "sync", "check", "scan", "export", "import"}
 
 // genTools builds n tools.
-func genTools(n int, seed uint64) []Tool {
+func genTools(n int, seed uint64) []ToolRecord {
 	w := newWordSource(seed)
 	sides := []string{"pure", "read", "write", "external", "stateful"}
 	seen := map[string]bool{}
-	tools := make([]Tool, 0, n)
+	tools := make([]ToolRecord, 0, n)
 	for len(tools) < n {
 		name := benchVerbs[w.r.IntN(len(benchVerbs))] + "_" + w.word()
 		if w.r.IntN(2) == 0 {
@@ -137,7 +137,7 @@ func genTools(n int, seed uint64) []Tool {
 			name = fmt.Sprintf("%s_%d", name, len(tools))
 		}
 		seen[name] = true
-		t := Tool{Name: name, Description: w.text(6, 18), Namespace: fmt.Sprintf("pack%02d", w.r.IntN(20)),
+		t := ToolRecord{Name: name, Description: w.text(6, 18), Namespace: fmt.Sprintf("pack%02d", w.r.IntN(20)),
 			Tags: w.list(1, 3), SideEffects: sides[w.r.IntN(len(sides))], LoadingMode: packs.LoadingDeferred}
 		if w.r.IntN(5) == 0 {
 			t.LoadingMode = packs.LoadingAlways
@@ -164,10 +164,10 @@ func benchScope(r *rand.Rand) Scope {
 
 // genSkills builds n skills in 1 + 10 + 30 scopes, grouped by scope for
 // LoadPack.
-func genSkills(n int, seed uint64) map[Scope][]Skill {
+func genSkills(n int, seed uint64) map[Scope][]SkillRecord {
 	w := newWordSource(seed)
 	types := TaskTypes
-	out := map[Scope][]Skill{}
+	out := map[Scope][]SkillRecord{}
 	seen := map[string]bool{}
 	for i := 0; i < n; i++ {
 		sc := benchScope(w.r)
@@ -180,14 +180,14 @@ func genSkills(n int, seed uint64) map[Scope][]Skill {
 		for j := range steps {
 			steps[j] = w.text(5, 10)
 		}
-		out[sc] = append(out[sc], Skill{Name: name, Title: w.text(2, 5), Trigger: w.text(6, 14), Description: w.text(0, 12),
+		out[sc] = append(out[sc], SkillRecord{Name: name, Title: w.text(2, 5), Trigger: w.text(6, 14), Description: w.text(0, 12),
 			TaskType: types[w.r.IntN(len(types))], Tags: w.list(1, 3), Steps: steps})
 	}
 	return out
 }
 
 // sortedScopes returns the scopes of genSkills' output in a fixed order.
-func sortedScopes(byScope map[Scope][]Skill) []Scope {
+func sortedScopes(byScope map[Scope][]SkillRecord) []Scope {
 	scopes := make([]Scope, 0, len(byScope))
 	for sc := range byScope {
 		scopes = append(scopes, sc)
@@ -344,7 +344,7 @@ func rawQuery(b *testing.B, st *sql.Stmt, args ...any) {
 type benchData struct {
 	queries []string
 	cold    latencies
-	tools   []Tool // the catalogue of a tool benchmark
+	tools   []ToolRecord // the catalogue of a tool benchmark
 }
 
 // warm loads the store's snapshots and runs n queries once, timing each.
@@ -598,7 +598,7 @@ func BenchmarkSyncTools(b *testing.B) {
 			b.StartTimer()
 		}
 	})
-	change := func(tools []Tool) func(ctx context.Context, s *Store, i int) error {
+	change := func(tools []ToolRecord) func(ctx context.Context, s *Store, i int) error {
 		orig := tools[n/2].Description
 		return func(ctx context.Context, s *Store, i int) error {
 			tools[n/2].Description = fmt.Sprintf("%s v%d", orig, i)
@@ -609,7 +609,7 @@ func BenchmarkSyncTools(b *testing.B) {
 			return err
 		}
 	}
-	setup := func(tools []Tool) func(ctx context.Context, s *Store) error {
+	setup := func(tools []ToolRecord) func(ctx context.Context, s *Store) error {
 		return func(ctx context.Context, s *Store) error {
 			_, err := s.SyncTools(ctx, tools)
 			return err
@@ -643,7 +643,7 @@ func BenchmarkSyncTools(b *testing.B) {
 func BenchmarkPutSkill(b *testing.B) {
 	const n = 50000
 	b.Run(fmt.Sprintf("one-changed+search/skills=%d", n), func(b *testing.B) {
-		var changed Skill
+		var changed SkillRecord
 		benchOneChanged(b, func(ctx context.Context, s *Store) error {
 			byScope := genSkills(n, n)
 			for _, sc := range sortedScopes(byScope) {

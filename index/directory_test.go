@@ -24,15 +24,15 @@ func directoryStore(t *testing.T) (*Store, *eventLog) {
 	t.Helper()
 	s, log := retrievalStore(t, nil)
 	put(t, s, loginSkill())
-	put(t, s, Skill{Name: "pack.core.browser_forms.date_picker_safe", Title: "Fill date picker safely",
+	put(t, s, SkillRecord{Name: "pack.core.browser_forms.date_picker_safe", Title: "Fill date picker safely",
 		Trigger: "A form has a date picker widget", TaskType: "browser", Pinned: true})
-	put(t, s, Skill{Name: "pack.core.api.pagination.cursor_loop", Title: "Handle cursor pagination",
+	put(t, s, SkillRecord{Name: "pack.core.api.pagination.cursor_loop", Title: "Handle cursor pagination",
 		Trigger: "An API returns a next_cursor field", TaskType: "api", Pinned: true})
-	put(t, s, Skill{Name: "pack.core.code.parse_iso_dates", Title: "Parse ISO dates",
+	put(t, s, SkillRecord{Name: "pack.core.code.parse_iso_dates", Title: "Parse ISO dates",
 		Trigger: "Dates arrive as ISO 8601 strings", TaskType: "code"})
-	put(t, s, Skill{Name: "learned.domain.3f2a1c", Trigger: "Invoices need the tax ID on page one", TaskType: "domain",
+	put(t, s, SkillRecord{Name: "learned.domain.3f2a1c", Trigger: "Invoices need the tax ID on page one", TaskType: "domain",
 		Origin: OriginLearned})
-	put(t, s, Skill{Name: "pack.docs.release_notes", Title: "Write release notes", Trigger: "Write release notes"})
+	put(t, s, SkillRecord{Name: "pack.docs.release_notes", Title: "Write release notes", Trigger: "Write release notes"})
 	return s, log
 }
 
@@ -110,7 +110,7 @@ func TestDirectoryStrategies(t *testing.T) {
 func TestDirectoryCapWithManyPinned(t *testing.T) {
 	s, _ := retrievalStore(t, nil)
 	for i := range 40 {
-		put(t, s, Skill{Name: fmt.Sprintf("pack.p.s%02d", i), Trigger: "t", Pinned: true})
+		put(t, s, SkillRecord{Name: fmt.Sprintf("pack.p.s%02d", i), Trigger: "t", Pinned: true})
 	}
 	d, err := s.Directory(context.Background(), DirectoryConfig{}, Scope{})
 	if err != nil {

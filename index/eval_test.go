@@ -70,10 +70,10 @@ func loadEvalSet(t testing.TB, sets ...string) ([]evalset.Tool, []evalset.Query)
 }
 
 // evalTools converts catalog entries to index tools.
-func evalTools(cat []evalset.Tool) []Tool {
-	out := make([]Tool, len(cat))
+func evalTools(cat []evalset.Tool) []ToolRecord {
+	out := make([]ToolRecord, len(cat))
 	for i, c := range cat {
-		t := Tool{Name: c.Name, Description: c.Description, LoadingMode: packs.LoadingDeferred}
+		t := ToolRecord{Name: c.Name, Description: c.Description, LoadingMode: packs.LoadingDeferred}
 		for _, p := range c.Params {
 			t.Params = append(t.Params, Param{Name: p.Name, Description: p.Description})
 		}
@@ -86,7 +86,7 @@ func evalTools(cat []evalset.Tool) []Tool {
 // parameters, the query's words OR-ed, ranked by unweighted bm25.
 type plainBM25 struct{ db *sql.DB }
 
-func newPlainBM25(t testing.TB, tools []Tool) *plainBM25 {
+func newPlainBM25(t testing.TB, tools []ToolRecord) *plainBM25 {
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "plain.db"))
 	if err != nil {
 		t.Fatal(err)

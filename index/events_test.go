@@ -27,11 +27,11 @@ var seedEventFields = map[string][]string{
 func TestEventsCarryContractFields(t *testing.T) {
 	s, log := retrievalStore(t, nil)
 	ctx := context.Background()
-	if _, err := s.SyncTools(ctx, []Tool{{Name: "web_fetch", Description: "Fetch a web page", LoadingMode: packs.LoadingDeferred}}); err != nil {
+	if _, err := s.SyncTools(ctx, []ToolRecord{{Name: "web_fetch", Description: "Fetch a web page", LoadingMode: packs.LoadingDeferred}}); err != nil {
 		t.Fatal(err)
 	}
 	login := loginSkill()
-	if _, err := s.LoadPack(ctx, "core", []Skill{login}, PackOptions{UpdateExisting: true, Pinned: []string{login.Name}}); err != nil {
+	if _, err := s.LoadPack(ctx, "core", []SkillRecord{login}, PackOptions{UpdateExisting: true, Pinned: []string{login.Name}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.SearchTools(ctx, ToolQuery{Query: "web_f", SearchType: "regex"}); err != nil {

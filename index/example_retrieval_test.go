@@ -27,9 +27,9 @@ func ExampleStore_Directory() {
 		return
 	}
 	defer s.Close()
-	s.PutSkill(ctx, index.Skill{Name: "pack.core.browser_auth.login_basic", Title: "Login with username/password",
+	s.PutSkill(ctx, index.SkillRecord{Name: "pack.core.browser_auth.login_basic", Title: "Login with username/password",
 		Trigger: "The site asks for a username and password", Origin: index.OriginPack, Pinned: true})
-	s.PutSkill(ctx, index.Skill{Name: "pack.core.browser_forms.date_picker_safe", Title: "Fill date picker safely",
+	s.PutSkill(ctx, index.SkillRecord{Name: "pack.core.browser_forms.date_picker_safe", Title: "Fill date picker safely",
 		Trigger: "A form has a date picker", Origin: index.OriginPack})
 
 	d, err := s.Directory(ctx, index.DirectoryConfig{IncludeFields: []string{"name", "title"}}, index.Scope{})
@@ -56,8 +56,8 @@ func ExampleStore_GetSkills() {
 		return
 	}
 	defer s.Close()
-	s.SyncTools(ctx, []index.Tool{{Name: "admin.reset_password", LoadingMode: "deferred", SideEffects: "write"}})
-	s.PutSkill(ctx, index.Skill{Name: "pack.it.unlock_account", Title: "Unlock an account",
+	s.SyncTools(ctx, []index.ToolRecord{{Name: "admin.reset_password", LoadingMode: "deferred", SideEffects: "write"}})
+	s.PutSkill(ctx, index.SkillRecord{Name: "pack.it.unlock_account", Title: "Unlock an account",
 		Trigger: "A user is locked out", Steps: []string{"Call `admin.reset_password` for the user", "Tell them at help@example.com"}})
 
 	res, err := s.GetSkills(ctx, index.SkillGetRequest{

@@ -14,7 +14,7 @@ import (
 // writing tool up (second: "daylight saving" is a literal match of save).
 func TestExpansionSmallCatalogue(t *testing.T) {
 	s := openTest(t, nil)
-	tools := []Tool{
+	tools := []ToolRecord{
 		{Name: "read_file", Description: "Read a text file from the granted folder, a window of lines at a time."},
 		{Name: "write_file", Description: "Write text to a file in the granted folder: overwrite or append."},
 		{Name: "list_dir", Description: "List the files and folders in a directory."},

@@ -6,10 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// SkillDoc is a skill's content as handed to a model: returned by
+// SkillContent is a skill's content as handed to a model: returned by
 // GetSkills and rendered into injection blocks. Redaction and tool-reference
 // rewriting have been applied to every text field except Name.
-type SkillDoc struct {
+type SkillContent struct {
 	Name          string   `json:"name"`
 	Title         string   `json:"title"`
 	Description   string   `json:"description,omitempty"`
@@ -39,7 +39,7 @@ const (
 )
 
 // renderSkill writes one skill as a Markdown section.
-func renderSkill(b *strings.Builder, d SkillDoc) {
+func renderSkill(b *strings.Builder, d SkillContent) {
 	b.WriteString("## ")
 	b.WriteString(d.Name)
 	if d.Title != "" {
@@ -102,7 +102,7 @@ func oneLine(s string) string {
 
 // renderSkills renders docs as an injection block (inject true) or as
 // plain Markdown sections (inject false).
-func renderSkills(docs []SkillDoc, inject bool) string {
+func renderSkills(docs []SkillContent, inject bool) string {
 	var b strings.Builder
 	if inject {
 		b.WriteString(skillContextOpen)
@@ -131,7 +131,7 @@ type budgeted struct {
 
 // compressionStep shortens every doc in place, least important content
 // first. fair is the number of characters each doc may use on average.
-type compressionStep func(d *SkillDoc, fair int)
+type compressionStep func(d *SkillContent, fair int)
 
 // compressionSteps are tried in order until the rendering fits: failure
 // modes beyond three, the description, failure modes beyond one, all but
@@ -139,18 +139,18 @@ type compressionStep func(d *SkillDoc, fair int)
 // the instructions (cut to an even share of the budget), then the steps
 // (fewer and shorter), then the task type line.
 var compressionSteps = []compressionStep{
-	func(d *SkillDoc, _ int) { d.FailureModes = capList(d.FailureModes, 3) },
-	func(d *SkillDoc, _ int) { d.Description = "" },
-	func(d *SkillDoc, _ int) { d.FailureModes = capList(d.FailureModes, 1) },
-	func(d *SkillDoc, _ int) { d.Preconditions = capList(d.Preconditions, 2) },
-	func(d *SkillDoc, _ int) { d.FailureModes = nil },
-	func(d *SkillDoc, _ int) { d.Preconditions = nil },
-	func(d *SkillDoc, fair int) { d.Instructions = cutText(d.Instructions, fair*3/4) },
-	func(d *SkillDoc, _ int) { d.Steps = cutItems(capList(d.Steps, 10), 240) },
-	func(d *SkillDoc, fair int) { d.Instructions = cutText(d.Instructions, fair/2) },
-	func(d *SkillDoc, _ int) { d.Steps = cutItems(capList(d.Steps, 6), 160) },
-	func(d *SkillDoc, _ int) { d.Steps = cutItems(capList(d.Steps, 3), 120) },
-	func(d *SkillDoc, _ int) {
+	func(d *SkillContent, _ int) { d.FailureModes = capList(d.FailureModes, 3) },
+	func(d *SkillContent, _ int) { d.Description = "" },
+	func(d *SkillContent, _ int) { d.FailureModes = capList(d.FailureModes, 1) },
+	func(d *SkillContent, _ int) { d.Preconditions = capList(d.Preconditions, 2) },
+	func(d *SkillContent, _ int) { d.FailureModes = nil },
+	func(d *SkillContent, _ int) { d.Preconditions = nil },
+	func(d *SkillContent, fair int) { d.Instructions = cutText(d.Instructions, fair*3/4) },
+	func(d *SkillContent, _ int) { d.Steps = cutItems(capList(d.Steps, 10), 240) },
+	func(d *SkillContent, fair int) { d.Instructions = cutText(d.Instructions, fair/2) },
+	func(d *SkillContent, _ int) { d.Steps = cutItems(capList(d.Steps, 6), 160) },
+	func(d *SkillContent, _ int) { d.Steps = cutItems(capList(d.Steps, 3), 120) },
+	func(d *SkillContent, _ int) {
 		d.TaskType = ""
 		d.Trigger = cutText(d.Trigger, 160)
 		d.Title = cutText(d.Title, 80)
@@ -161,7 +161,7 @@ var compressionSteps = []compressionStep{
 // is at most maxTokens): structured compression first, then truncation of
 // the rendering at a line boundary. It returns "" only when not even the
 // empty block fits.
-func fitSkills(docs []SkillDoc, maxTokens int, inject bool) budgeted {
+func fitSkills(docs []SkillContent, maxTokens int, inject bool) budgeted {
 	full := renderSkills(docs, inject)
 	out := budgeted{RawTokens: EstimateTokens(full)}
 	if out.RawTokens <= maxTokens {
@@ -170,7 +170,7 @@ func fitSkills(docs []SkillDoc, maxTokens int, inject bool) budgeted {
 	}
 	out.Compressed = true
 	limit := maxTokens * 4 // characters
-	work := make([]SkillDoc, len(docs))
+	work := make([]SkillContent, len(docs))
 	for i, d := range docs {
 		work[i] = cloneDoc(d)
 	}
@@ -267,7 +267,7 @@ func cutItems(items []string, n int) []string {
 	return out
 }
 
-func cloneDoc(d SkillDoc) SkillDoc {
+func cloneDoc(d SkillContent) SkillContent {
 	d.Steps = append([]string(nil), d.Steps...)
 	d.Preconditions = append([]string(nil), d.Preconditions...)
 	d.FailureModes = append([]string(nil), d.FailureModes...)

@@ -21,8 +21,8 @@ func checkGolden(t *testing.T, name, got string) {
 	testenv.Golden(t, filepath.Join("testdata", "golden", name), []byte(got), *update)
 }
 
-func sampleDocs() []SkillDoc {
-	return []SkillDoc{
+func sampleDocs() []SkillContent {
+	return []SkillContent{
 		{
 			Name:          "pack.core.browser_auth.login_basic",
 			Title:         "Login with username/password",
@@ -97,13 +97,13 @@ func TestFitSkillsUnderBudgetKeepsText(t *testing.T) {
 // first: with a budget just under the full rendering, the failure modes
 // beyond three and the description are dropped before any step is touched.
 func TestFitSkillsCompressionOrder(t *testing.T) {
-	doc := SkillDoc{
+	doc := SkillContent{
 		Name: "pack.x.y", Title: "T", Trigger: "when", Description: strings.Repeat("d", 200),
 		Steps:        []string{"step one", "step two", "step three"},
 		FailureModes: []string{"f1", "f2", "f3", "f4", "f5"},
 	}
-	full := EstimateTokens(renderSkills([]SkillDoc{doc}, true))
-	got := fitSkills([]SkillDoc{doc}, full-10, true)
+	full := EstimateTokens(renderSkills([]SkillContent{doc}, true))
+	got := fitSkills([]SkillContent{doc}, full-10, true)
 	if !got.Compressed || got.Truncated {
 		t.Fatalf("want compression without truncation, got %+v", got)
 	}
@@ -151,9 +151,9 @@ func TestFitSkillsBudgetProperty(t *testing.T) {
 		return out
 	}
 	for i := range 120 {
-		docs := make([]SkillDoc, 1+rng.IntN(10))
+		docs := make([]SkillContent, 1+rng.IntN(10))
 		for j := range docs {
-			docs[j] = SkillDoc{
+			docs[j] = SkillContent{
 				Name:          "pack.p.skill_" + strings.Repeat("x", j+1),
 				Title:         text(1 + rng.IntN(20)),
 				Description:   text(rng.IntN(300)),
@@ -222,7 +222,7 @@ func TestCutText(t *testing.T) {
 }
 
 func BenchmarkFitSkills(b *testing.B) {
-	docs := make([]SkillDoc, 5)
+	docs := make([]SkillContent, 5)
 	for i := range docs {
 		docs[i] = sampleDocs()[0]
 		docs[i].Steps = make([]string, 30)

@@ -33,7 +33,7 @@ func openFuzzStore(f *testing.F) *Store {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { s.Close() })
-	if _, err := s.SyncTools(ctx, append(sampleTools(), Tool{Name: "near_and_or", Description: "NEAR AND OR NOT * ^ :"})); err != nil {
+	if _, err := s.SyncTools(ctx, append(sampleTools(), ToolRecord{Name: "near_and_or", Description: "NEAR AND OR NOT * ^ :"})); err != nil {
 		f.Fatal(err)
 	}
 	for _, sc := range []Scope{{}, {TenantID: "t1"}, {TenantID: "t1", ProjectID: "p1"}} {

@@ -75,7 +75,7 @@ type SkillGetRequest struct {
 type SkillGetResult struct {
 	// Skills are the skills found, in request order, with redaction and
 	// tool-reference rewriting applied; they are not shortened.
-	Skills []SkillDoc `json:"skills"`
+	Skills []SkillContent `json:"skills"`
 	// FormattedContext renders Skills within the token budget
 	// (EstimateTokens(FormattedContext) <= MaxTokens); "" when none was
 	// found.
@@ -130,7 +130,7 @@ func (s *Store) GetSkills(ctx context.Context, r SkillGetRequest) (*SkillGetResu
 	if err != nil {
 		return nil, fmt.Errorf("index: skill_get: %w", err)
 	}
-	res := &SkillGetResult{Skills: []SkillDoc{}}
+	res := &SkillGetResult{Skills: []SkillContent{}}
 	var ids []string
 	for _, n := range names {
 		sk, ok := found[n]
@@ -141,7 +141,7 @@ func (s *Store) GetSkills(ctx context.Context, r SkillGetRequest) (*SkillGetResu
 		if slices.Contains(ids, sk.id) {
 			continue // another spelling of a name already returned
 		}
-		res.Skills = append(res.Skills, s.skillDoc(sk.Skill, tr))
+		res.Skills = append(res.Skills, s.skillDoc(sk.SkillRecord, tr))
 		ids = append(ids, sk.id)
 	}
 	final := 0
@@ -209,7 +209,7 @@ func visibleSkillsCTE(sc Scope, byName string, byNameArgs ...any) (string, []any
 // idSkill is a stored skill with its storage ID.
 type idSkill struct {
 	id string
-	Skill
+	SkillRecord
 }
 
 // idScanner reads the id column in front of skillColumns.
@@ -245,7 +245,7 @@ func (s *Store) skillsByName(ctx context.Context, rd *readTx, sc Scope, names []
 	folded := make(map[string][]idSkill)
 	for rows.Next() {
 		var sk idSkill
-		sk.Skill, err = scanSkill(idScanner{rows, &sk.id})
+		sk.SkillRecord, err = scanSkill(idScanner{rows, &sk.id})
 		if err != nil {
 			return nil, s.wrapErr(err)
 		}
@@ -379,7 +379,7 @@ func (s *Store) clean(tr *redact.ToolRefs, text string) string {
 }
 
 // skillDoc turns a stored skill into what a model sees.
-func (s *Store) skillDoc(sk Skill, tr *redact.ToolRefs) SkillDoc {
+func (s *Store) skillDoc(sk SkillRecord, tr *redact.ToolRefs) SkillContent {
 	list := func(in []string) []string {
 		out := make([]string, 0, len(in))
 		for _, it := range in {
@@ -389,7 +389,7 @@ func (s *Store) skillDoc(sk Skill, tr *redact.ToolRefs) SkillDoc {
 		}
 		return out
 	}
-	d := SkillDoc{
+	d := SkillContent{
 		Name:          sk.Name,
 		Title:         s.clean(tr, sk.Title),
 		Description:   s.clean(tr, sk.Description),

@@ -64,7 +64,7 @@ func retrievalStore(t *testing.T, opts *Options) (*Store, *eventLog) {
 	return openTest(t, opts), log
 }
 
-func put(t *testing.T, s *Store, sk Skill) {
+func put(t *testing.T, s *Store, sk SkillRecord) {
 	t.Helper()
 	if sk.Origin == "" {
 		sk.Origin = OriginPack
@@ -75,8 +75,8 @@ func put(t *testing.T, s *Store, sk Skill) {
 }
 
 // loginSkill is the playbook used by the golden files.
-func loginSkill() Skill {
-	return Skill{
+func loginSkill() SkillRecord {
+	return SkillRecord{
 		Name:          "pack.core.browser_auth.login_basic",
 		Title:         "Login with username/password",
 		Description:   "Signs in to a site that shows a plain login form.",
@@ -132,7 +132,7 @@ func newScopeWorld(t *testing.T) *scopeWorld {
 	for marker, sc := range worldScopes {
 		low := strings.ToLower(marker)
 		for i := range 3 {
-			put(t, s, Skill{
+			put(t, s, SkillRecord{
 				Name:          fmt.Sprintf("pack.%s.deploy_%d", low, i),
 				Title:         "Deploy service " + mark(marker),
 				Trigger:       "deploy the service for " + mark(marker),
@@ -147,7 +147,7 @@ func newScopeWorld(t *testing.T) *scopeWorld {
 			})
 		}
 		// The same name in every scope: the most specific visible one wins.
-		put(t, s, Skill{
+		put(t, s, SkillRecord{
 			Name: "pack.shared.deploy", Title: "Shared deploy " + mark(marker),
 			Trigger: "deploy shared " + mark(marker), Steps: []string{"step " + mark(marker)}, Scope: sc,
 		})
@@ -264,10 +264,10 @@ func TestGetSkillsMissingIsUniform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&SkillGetResult{Skills: []SkillDoc{}, Missing: []string{"pack.t2.deploy_1"}}, other); diff != "" {
+	if diff := cmp.Diff(&SkillGetResult{Skills: []SkillContent{}, Missing: []string{"pack.t2.deploy_1"}}, other); diff != "" {
 		t.Errorf("other scope (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&SkillGetResult{Skills: []SkillDoc{}, Missing: []string{"pack.nowhere.deploy_1"}}, none); diff != "" {
+	if diff := cmp.Diff(&SkillGetResult{Skills: []SkillContent{}, Missing: []string{"pack.nowhere.deploy_1"}}, none); diff != "" {
 		t.Errorf("unknown (-want +got):\n%s", diff)
 	}
 }
@@ -319,7 +319,7 @@ func TestGetSkillsGoldenAndJSON(t *testing.T) {
 	s, log := retrievalStore(t, nil)
 	ctx := context.Background()
 	put(t, s, loginSkill())
-	put(t, s, Skill{
+	put(t, s, SkillRecord{
 		Name: "pack.docs.release_notes", Title: "Write release notes", Trigger: "Asked to summarise changes for a release",
 		Description:  "Asked to summarise changes for a release",
 		Instructions: "# Release notes\n\nGroup changes by area.\n\n- Lead with breaking changes\n- Link each entry to its pull request",
@@ -362,7 +362,7 @@ func TestGetSkillsBudget(t *testing.T) {
 	var names []string
 	long := strings.Repeat("carefully check the rendered page and every field on it ", 6)
 	for i := range 10 {
-		sk := Skill{
+		sk := SkillRecord{
 			Name: fmt.Sprintf("pack.big.skill_%02d", i), Title: "Big skill " + long[:40], Trigger: "when " + long,
 			Description: long, TaskType: "browser", Instructions: strings.Repeat(long+"\n", 12),
 		}
@@ -400,7 +400,7 @@ func TestGetSkillsCountsUse(t *testing.T) {
 	s, _ := retrievalStore(t, nil)
 	ctx := context.Background()
 	put(t, s, loginSkill())
-	put(t, s, Skill{Name: "pack.x.other", Trigger: "other"})
+	put(t, s, SkillRecord{Name: "pack.x.other", Trigger: "other"})
 	for range 3 {
 		if _, err := s.GetSkills(ctx, SkillGetRequest{Names: []string{"pack.core.browser_auth.login_basic", "pack.none"}}); err != nil {
 			t.Fatal(err)
@@ -427,7 +427,7 @@ func TestGetSkillsCountsUse(t *testing.T) {
 }
 
 // leakTools are indexed tools: some visible to the test run, some not.
-var leakTools = []Tool{
+var leakTools = []ToolRecord{
 	{Name: "web_search", Description: "search the web", LoadingMode: "always", SideEffects: "read"},
 	{Name: "browser_login_tool", Description: "log in", LoadingMode: "deferred", SideEffects: "external"},
 	{Name: "admin.purge_all", Description: "delete everything", LoadingMode: "deferred", SideEffects: "write"},
@@ -450,7 +450,7 @@ func TestToolReferenceLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	mention := "web_search helps; use `browser_login_tool`, then admin.purge_all and vault_read_secret"
-	put(t, s, Skill{
+	put(t, s, SkillRecord{
 		Name:          "pack.ops.cleanup",
 		Title:         "Cleanup with browser_login_tool",
 		Trigger:       "cleanup needed; " + mention,
@@ -513,7 +513,7 @@ func TestToolReferenceLeak(t *testing.T) {
 }
 
 func TestRedactionInOutputs(t *testing.T) {
-	sk := Skill{
+	sk := SkillRecord{
 		Name: "pack.crm.contact", Title: "Contact jane@example.com", Trigger: "call +44 20 7946 0958",
 		Steps:        []string{"Send Authorization: Bearer abc123def456ghi", "Open https://crm.example.com/c?session_id=9f8e&x=1"},
 		Instructions: "api_key=abcdef123456", Pinned: true,

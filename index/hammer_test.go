@@ -16,10 +16,10 @@ import (
 func TestHammerConcurrentUse(t *testing.T) {
 	s := openTest(t, nil)
 	ctx := context.Background()
-	catalog := func(v int) []Tool {
-		var tools []Tool
+	catalog := func(v int) []ToolRecord {
+		var tools []ToolRecord
 		for i := range 40 {
-			tools = append(tools, Tool{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("hammer version%d item", v),
+			tools = append(tools, ToolRecord{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("hammer version%d item", v),
 				LoadingMode: packs.LoadingDeferred, SideEffects: "read"})
 		}
 		return tools
@@ -59,7 +59,7 @@ func TestHammerConcurrentUse(t *testing.T) {
 		return err
 	})
 	run(func(i int) error {
-		return s.PutSkill(ctx, Skill{Name: fmt.Sprintf("learned.code.k%d", i%5), Trigger: "hammer skill"})
+		return s.PutSkill(ctx, SkillRecord{Name: fmt.Sprintf("learned.code.k%d", i%5), Trigger: "hammer skill"})
 	})
 	for w := range 4 {
 		run(func(i int) error {

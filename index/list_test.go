@@ -20,7 +20,7 @@ func TestListSkillsPages(t *testing.T) {
 	var want []string
 	for i := range 45 {
 		name := fmt.Sprintf("pack.many.skill_%02d", 44-i) // stored out of order
-		put(t, s, Skill{Name: name, Trigger: "trigger " + name})
+		put(t, s, SkillRecord{Name: name, Trigger: "trigger " + name})
 		want = append(want, name)
 	}
 	slices.Sort(want)
@@ -65,10 +65,10 @@ func TestListSkillsFilters(t *testing.T) {
 	s, _ := retrievalStore(t, nil)
 	ctx := context.Background()
 	long := strings.Repeat("a very long trigger sentence ", 20)
-	put(t, s, Skill{Name: "a.browser.pack", TaskType: "browser", Trigger: long, Origin: OriginPack})
-	put(t, s, Skill{Name: "b.browser.learned", TaskType: "browser", Trigger: "t", Origin: OriginLearned})
-	put(t, s, Skill{Name: "c.api.pack", TaskType: "api", Trigger: "t", Origin: OriginPack})
-	put(t, s, Skill{Name: "d.none.learned", Trigger: "t", Origin: OriginLearned})
+	put(t, s, SkillRecord{Name: "a.browser.pack", TaskType: "browser", Trigger: long, Origin: OriginPack})
+	put(t, s, SkillRecord{Name: "b.browser.learned", TaskType: "browser", Trigger: "t", Origin: OriginLearned})
+	put(t, s, SkillRecord{Name: "c.api.pack", TaskType: "api", Trigger: "t", Origin: OriginPack})
+	put(t, s, SkillRecord{Name: "d.none.learned", Trigger: "t", Origin: OriginLearned})
 
 	tests := []struct {
 		req  SkillListRequest

@@ -12,7 +12,7 @@ import (
 // "always" is left out unless asked for.
 func TestEmptyLoadingModeIsDeferred(t *testing.T) {
 	s := openTest(t, nil)
-	mustSync(t, s, []Tool{
+	mustSync(t, s, []ToolRecord{
 		{Name: "unstated", Description: "convert currency amounts"},
 		{Name: "loaded", Description: "convert currency amounts", LoadingMode: packs.LoadingAlways},
 	})

@@ -41,10 +41,10 @@ func hammerScope(caller int) Scope {
 func hammerVisible(name string) bool { return name != "write_file" }
 
 // hammerTools is the tool catalogue, in version v.
-func hammerTools(v int) []Tool {
+func hammerTools(v int) []ToolRecord {
 	tools := sampleTools()
 	for i := range 20 {
-		tools = append(tools, Tool{Name: fmt.Sprintf("hammer_%02d", i), Description: fmt.Sprintf("hammer version%d tool", v),
+		tools = append(tools, ToolRecord{Name: fmt.Sprintf("hammer_%02d", i), Description: fmt.Sprintf("hammer version%d tool", v),
 			LoadingMode: packs.LoadingDeferred, SideEffects: "read"})
 	}
 	return tools
@@ -52,7 +52,7 @@ func hammerTools(v int) []Tool {
 
 // hammerSkills are a pack's skills, in version v; their texts name the
 // hidden tool.
-func hammerSkills(v int) []Skill {
+func hammerSkills(v int) []SkillRecord {
 	skills := packSkills()
 	for i := range skills {
 		skills[i].Steps = append(skills[i].Steps, fmt.Sprintf("Clean up with write_file (version %d)", v))
@@ -140,7 +140,7 @@ var hammerOps = []hammerOp{
 		return err
 	}, true},
 	{"PutSkill", func(ctx context.Context, s *Store, i int) error {
-		return s.PutSkill(ctx, Skill{Name: fmt.Sprintf("learned.code.k%d", i%4), Trigger: "hammer skill; see write_file"})
+		return s.PutSkill(ctx, SkillRecord{Name: fmt.Sprintf("learned.code.k%d", i%4), Trigger: "hammer skill; see write_file"})
 	}, true},
 }
 

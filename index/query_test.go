@@ -67,9 +67,9 @@ func TestSearchToolsValidation(t *testing.T) {
 
 func TestDefaultLimitIsEight(t *testing.T) {
 	s := openTest(t, nil)
-	var tools []Tool
+	var tools []ToolRecord
 	for i := range 30 {
-		tools = append(tools, Tool{Name: fmt.Sprintf("tool_%02d", i), Description: "shared words", LoadingMode: packs.LoadingDeferred})
+		tools = append(tools, ToolRecord{Name: fmt.Sprintf("tool_%02d", i), Description: "shared words", LoadingMode: packs.LoadingDeferred})
 	}
 	mustSync(t, s, tools)
 	for _, st := range []string{SearchFTS, SearchRegex} {
@@ -84,7 +84,7 @@ func TestDefaultLimitIsEight(t *testing.T) {
 
 func TestRegexScores(t *testing.T) {
 	s := openTest(t, nil)
-	mustSync(t, s, []Tool{
+	mustSync(t, s, []ToolRecord{
 		{Name: "read_file", Description: "Read a file", LoadingMode: packs.LoadingDeferred},
 		{Name: "read_file_lines", Description: "Read some lines", LoadingMode: packs.LoadingDeferred},
 		{Name: "bulk_read_file", Description: "Read many", LoadingMode: packs.LoadingDeferred},
@@ -137,7 +137,7 @@ func TestExactSearch(t *testing.T) {
 
 func TestFTSNameMatchesRankFirst(t *testing.T) {
 	s := openTest(t, nil)
-	tools := []Tool{
+	tools := []ToolRecord{
 		{Name: "search", Description: "generic", LoadingMode: packs.LoadingDeferred},
 		{Name: "web_search", Description: "Search the web. Search search search engines for search results", LoadingMode: packs.LoadingDeferred},
 		{Name: "web_search_news", Description: "news", LoadingMode: packs.LoadingDeferred},
@@ -213,7 +213,7 @@ func TestTieOrder(t *testing.T) {
 	s := openTest(t, &Options{PreferredNamespaces: []string{"b", "a"}})
 	// Every name matches the regex the same way (substring), so order comes
 	// from the tie-breakers alone.
-	tools := []Tool{
+	tools := []ToolRecord{
 		{Name: "x_zz_long", Namespace: "a", SideEffects: "pure"},
 		{Name: "x_zz", Namespace: "c", SideEffects: "pure"},
 		{Name: "x_zz_b2", Namespace: "b", SideEffects: "stateful"},
@@ -260,13 +260,13 @@ func TestAlwaysLoadedLeftOutByDefault(t *testing.T) {
 // checks the result is still full and has none of them.
 func TestVisibleAppliedBeforeLimit(t *testing.T) {
 	s := openTest(t, nil)
-	var tools []Tool
+	var tools []ToolRecord
 	for i := range 200 {
 		desc := "common"
 		if i < 150 {
 			desc = "common common common target" // ranks these first
 		}
-		tools = append(tools, Tool{Name: fmt.Sprintf("t%03d", i), Description: desc, LoadingMode: packs.LoadingDeferred})
+		tools = append(tools, ToolRecord{Name: fmt.Sprintf("t%03d", i), Description: desc, LoadingMode: packs.LoadingDeferred})
 	}
 	mustSync(t, s, tools)
 	visible := func(n string) bool { return n >= "t150" || n == "t007" }
@@ -294,7 +294,7 @@ func TestVisibleAppliedBeforeLimit(t *testing.T) {
 func TestDeniedToolNeverLeaks(t *testing.T) {
 	for _, fts := range []bool{true, false} {
 		s := openTest(t, &Options{DisableFTS: !fts})
-		tools := append(sampleTools(), Tool{Name: "secret_admin_tool", Description: "Delete every user account",
+		tools := append(sampleTools(), ToolRecord{Name: "secret_admin_tool", Description: "Delete every user account",
 			Tags: []string{"admin"}, LoadingMode: packs.LoadingDeferred, SideEffects: "stateful"})
 		mustSync(t, s, tools)
 		visible := func(n string) bool { return n != "secret_admin_tool" }
@@ -326,7 +326,7 @@ func TestDeniedToolNeverLeaks(t *testing.T) {
 // none may fail, and syntax characters only ever act as word separators.
 func TestQueryTextIsNeverFTSSyntax(t *testing.T) {
 	s := openTest(t, nil)
-	mustSync(t, s, append(sampleTools(), Tool{Name: "near_and_or", Description: "name NEAR and OR not", LoadingMode: packs.LoadingDeferred}))
+	mustSync(t, s, append(sampleTools(), ToolRecord{Name: "near_and_or", Description: "name NEAR and OR not", LoadingMode: packs.LoadingDeferred}))
 	queries := []string{
 		`"`, `""`, `"web`, `web"search`, `name:foo`, `description:web`, `{name description}: web`, `NEAR(web search)`,
 		`NEAR(web search, 2)`, `web AND search`, `web OR`, `OR`, `AND`, `NOT`, `NOT web`, `web NOT search`, `*`, `web*`,
@@ -421,12 +421,12 @@ func TestSearchEmitsEvent(t *testing.T) {
 
 // randomCatalog builds n tools from a small vocabulary so that many share
 // words, scores and tie-breakers.
-func randomCatalog(r *rand.Rand, n int) []Tool {
+func randomCatalog(r *rand.Rand, n int) []ToolRecord {
 	vocab := []string{"read", "write", "file", "web", "search", "news", "user", "account", "delete", "list", "image", "mail", "send", "get", "set", "data"}
 	sides := []string{"pure", "read", "write", "external", "stateful"}
 	nss := []string{"", "a", "b", "c"}
 	seen := map[string]bool{}
-	var tools []Tool
+	var tools []ToolRecord
 	for len(tools) < n {
 		var parts []string
 		for range 1 + r.IntN(3) {
@@ -445,7 +445,7 @@ func randomCatalog(r *rand.Rand, n int) []Tool {
 		if r.IntN(5) == 0 {
 			mode = packs.LoadingAlways
 		}
-		tools = append(tools, Tool{Name: name, Description: strings.Join(desc, " "), Namespace: nss[r.IntN(len(nss))],
+		tools = append(tools, ToolRecord{Name: name, Description: strings.Join(desc, " "), Namespace: nss[r.IntN(len(nss))],
 			SideEffects: sides[r.IntN(len(sides))], LoadingMode: mode, Tags: []string{vocab[r.IntN(len(vocab))]}})
 	}
 	return tools
@@ -466,7 +466,7 @@ func TestSearchPropertiesRandom(t *testing.T) {
 		a := openTest(t, &Options{PreferredNamespaces: []string{"b"}})
 		b := openTest(t, &Options{PreferredNamespaces: []string{"b"}})
 		mustSync(t, a, tools)
-		shuffled := append([]Tool(nil), tools...)
+		shuffled := append([]ToolRecord(nil), tools...)
 		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		// b gets them in another order, in two syncs.
 		mustSync(t, b, shuffled[:len(shuffled)/2])
@@ -496,9 +496,9 @@ func TestSearchPropertiesRandom(t *testing.T) {
 }
 
 // checkSorted verifies scores are in range and the contract order holds.
-func checkSorted(t *testing.T, s *Store, hits []ToolHit, tools []Tool) {
+func checkSorted(t *testing.T, s *Store, hits []ToolHit, tools []ToolRecord) {
 	t.Helper()
-	byName := map[string]Tool{}
+	byName := map[string]ToolRecord{}
 	for _, tl := range tools {
 		byName[tl.Name] = tl
 	}
@@ -529,15 +529,15 @@ func TestSnapshotNamesMatchSQL(t *testing.T) {
 	tools := randomCatalog(r, 150)
 	// Many names with one prefix, for the cached large-range path.
 	for i := range 2 * largeRange {
-		tools = append(tools, Tool{Name: fmt.Sprintf("bulk_item_%03d", i), Namespace: []string{"a", "b", "c", ""}[i%4],
+		tools = append(tools, ToolRecord{Name: fmt.Sprintf("bulk_item_%03d", i), Namespace: []string{"a", "b", "c", ""}[i%4],
 			SideEffects: []string{"pure", "read", "write"}[i%3], LoadingMode: []string{packs.LoadingDeferred, packs.LoadingAlways}[i%5/4]})
 	}
-	tools = append(tools, Tool{Name: "bulk", LoadingMode: packs.LoadingDeferred}, Tool{Name: "BulkItem", LoadingMode: packs.LoadingDeferred})
+	tools = append(tools, ToolRecord{Name: "bulk", LoadingMode: packs.LoadingDeferred}, ToolRecord{Name: "BulkItem", LoadingMode: packs.LoadingDeferred})
 	mustSync(t, s, tools)
 	for i, sc := range []Scope{{}, {TenantID: "t1"}, {TenantID: "t1", ProjectID: "p1"}, {ProjectID: "p1"}} {
-		var skills []Skill
+		var skills []SkillRecord
 		for j, tl := range append(tools[:40:40], tools[150:150+2*largeRange]...) {
-			skills = append(skills, Skill{Name: tl.Name, Trigger: tl.Description + " x", TaskType: TaskTypes[(i+j)%len(TaskTypes)]})
+			skills = append(skills, SkillRecord{Name: tl.Name, Trigger: tl.Description + " x", TaskType: TaskTypes[(i+j)%len(TaskTypes)]})
 		}
 		if _, err := s.LoadPack(ctx, "p", skills, PackOptions{Scope: sc}); err != nil {
 			t.Fatal(err)

@@ -40,7 +40,7 @@ type RelevantRequest struct {
 type RelevantResult struct {
 	// Skills are the retrieved skills, best first, redacted and rewritten
 	// but not shortened.
-	Skills []SkillDoc `json:"skills"`
+	Skills []SkillContent `json:"skills"`
 	// FormattedContext is the <skill_context> block, within MaxTokens;
 	// "" when no skill was found.
 	FormattedContext string `json:"formatted_context"`
@@ -95,7 +95,7 @@ func (s *Store) Relevant(ctx context.Context, r RelevantRequest) (*RelevantResul
 	for _, h := range hits.Skills {
 		names = append(names, h.Name)
 	}
-	res := &RelevantResult{Skills: []SkillDoc{}, SearchType: hits.SearchType}
+	res := &RelevantResult{Skills: []SkillContent{}, SearchType: hits.SearchType}
 	if len(names) > 0 {
 		// Read the content through the same scope filter as GetSkills:
 		// a hit can only be injected if the caller could fetch it.
@@ -114,7 +114,7 @@ func (s *Store) Relevant(ctx context.Context, r RelevantRequest) (*RelevantResul
 		var ids []string
 		for _, n := range names {
 			if sk, ok := found[n]; ok && sk.Name == n {
-				res.Skills = append(res.Skills, s.skillDoc(sk.Skill, tr))
+				res.Skills = append(res.Skills, s.skillDoc(sk.SkillRecord, tr))
 				ids = append(ids, sk.id)
 			}
 		}

@@ -16,12 +16,12 @@ func relevantStore(t *testing.T, opts *Options) (*Store, *eventLog) {
 	t.Helper()
 	s, log := retrievalStore(t, opts)
 	put(t, s, loginSkill())
-	put(t, s, Skill{Name: "pack.core.api.pagination.cursor_loop", Title: "Handle cursor pagination",
+	put(t, s, SkillRecord{Name: "pack.core.api.pagination.cursor_loop", Title: "Handle cursor pagination",
 		Trigger: "An API returns results in pages with a next cursor", TaskType: "api",
 		Steps: []string{"Request the first page", "Repeat with the returned cursor until it is empty"}})
-	put(t, s, Skill{Name: "pack.core.code.parse_iso_dates", Title: "Parse ISO dates",
+	put(t, s, SkillRecord{Name: "pack.core.code.parse_iso_dates", Title: "Parse ISO dates",
 		Trigger: "Dates arrive as ISO 8601 strings", TaskType: "code", Steps: []string{"Use time.Parse with RFC 3339"}})
-	put(t, s, Skill{Name: "pack.docs.release_notes", Title: "Write release notes",
+	put(t, s, SkillRecord{Name: "pack.docs.release_notes", Title: "Write release notes",
 		Trigger: "Summarise the changes of a release", Steps: []string{"Group changes by area"}})
 	return s, log
 }
@@ -85,7 +85,7 @@ func TestRelevantNothingFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&RelevantResult{Skills: []SkillDoc{}, SearchType: "fts"}, res); diff != "" {
+	if diff := cmp.Diff(&RelevantResult{Skills: []SkillContent{}, SearchType: "fts"}, res); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if got := log.last(t, EventSkillsRetrieved).Fields["skill_count"]; got != 0 {
@@ -122,7 +122,7 @@ func TestRelevantBudget(t *testing.T) {
 	ctx := context.Background()
 	long := strings.Repeat("reconcile the invoice totals against the ledger before export ", 5)
 	for i := range 20 {
-		sk := Skill{Name: fmt.Sprintf("pack.fin.invoice_%02d", i), Title: "Invoice reconciliation " + fmt.Sprint(i),
+		sk := SkillRecord{Name: fmt.Sprintf("pack.fin.invoice_%02d", i), Title: "Invoice reconciliation " + fmt.Sprint(i),
 			Trigger: "invoice reconciliation " + long, Description: long, TaskType: "domain",
 			Instructions: strings.Repeat(long+"\n", 3+i/2)}
 		for j := range 5 + i/2 {
@@ -193,7 +193,7 @@ func benchSkills(b *testing.B, n int) *Store {
 	subjects := []string{"invoice", "login", "deploy", "pagination", "report", "backup", "search", "upload"}
 	for i := range n {
 		subj := subjects[i%len(subjects)]
-		sk := Skill{Name: fmt.Sprintf("pack.bench.%s_%03d", subj, i), Title: "Handle " + subj + " task " + fmt.Sprint(i),
+		sk := SkillRecord{Name: fmt.Sprintf("pack.bench.%s_%03d", subj, i), Title: "Handle " + subj + " task " + fmt.Sprint(i),
 			Trigger: "The task involves " + subj + " work of kind " + fmt.Sprint(i), TaskType: "domain", Origin: OriginPack,
 			Preconditions: []string{"Access to the " + subj + " system"},
 			FailureModes:  []string{"The " + subj + " system times out: retry once", "Permission denied: ask the user"}}

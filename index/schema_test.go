@@ -61,7 +61,7 @@ func TestOpenMigratesVersion2Database(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Skill{Name: "pack.core.login", Trigger: "Log into a website", TaskType: "browser", Tags: []string{"auth"},
+	want := SkillRecord{Name: "pack.core.login", Trigger: "Log into a website", TaskType: "browser", Tags: []string{"auth"},
 		Steps: []string{"Open the login page", "Submit the credentials"}, Preconditions: []string{}, FailureModes: []string{"captcha"},
 		Origin: "pack", Scope: Scope{Mode: "global"}, ContentHash: "h1",
 		CreatedAt: fromNano(1), UpdatedAt: fromNano(2), LastUsed: fromNano(3), UseCount: 4}
@@ -102,7 +102,7 @@ func TestFTSTablesFollowFallbackFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustSync(t, s, sampleTools())
-	if err := s.PutSkill(ctx, Skill{Name: "learned.code.dates", Trigger: "parse ISO dates"}); err != nil {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "learned.code.dates", Trigger: "parse ISO dates"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

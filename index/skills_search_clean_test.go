@@ -12,10 +12,10 @@ func cleanStore(t *testing.T, opts *Options) (*Store, *eventLog) {
 	t.Helper()
 	s, log := retrievalStore(t, opts)
 	ctx := context.Background()
-	if _, err := s.SyncTools(ctx, []Tool{{Name: "admin_reset_password", Description: "Resets any user's password."}}); err != nil {
+	if _, err := s.SyncTools(ctx, []ToolRecord{{Name: "admin_reset_password", Description: "Resets any user's password."}}); err != nil {
 		t.Fatal(err)
 	}
-	put(t, s, Skill{Name: "pack.ops.unlock_account", Title: "Unlock with admin_reset_password",
+	put(t, s, SkillRecord{Name: "pack.ops.unlock_account", Title: "Unlock with admin_reset_password",
 		Trigger: "A user is locked out: run admin_reset_password, then mail ops@example.com",
 		Steps:   []string{"Confirm who the user is"}})
 	return s, log
@@ -61,7 +61,7 @@ func TestSearchSkillsRewritesHiddenTools(t *testing.T) {
 	}
 
 	// KnownTools extends the names judged: a tool the index does not hold.
-	put(t, s, Skill{Name: "pack.ops.page_oncall", Title: "Page the on-call engineer",
+	put(t, s, SkillRecord{Name: "pack.ops.page_oncall", Title: "Page the on-call engineer",
 		Trigger: "Production is down: call pager_send", Steps: []string{"Say what broke"}})
 	res, err := s.SearchSkills(ctx, SkillQuery{Query: "production down", KnownTools: []string{"pager_send"},
 		VisibleTool: func(n string) bool { return n != "pager_send" }})
@@ -110,7 +110,7 @@ func TestRelevantReportsOneEvent(t *testing.T) {
 func TestToolReferencesFollowTheCatalogue(t *testing.T) {
 	ctx := context.Background()
 	s, _ := cleanStore(t, nil)
-	put(t, s, Skill{Name: "pack.ops.rotate", Title: "Rotate keys", Trigger: "Keys are old: run vault_rotate",
+	put(t, s, SkillRecord{Name: "pack.ops.rotate", Title: "Rotate keys", Trigger: "Keys are old: run vault_rotate",
 		Steps: []string{"Rotate"}})
 	hidden := func(name string) bool { return name != "vault_rotate" }
 	search := func() string {
@@ -124,7 +124,7 @@ func TestToolReferencesFollowTheCatalogue(t *testing.T) {
 	if got := search(); !strings.Contains(got, "vault_rotate") {
 		t.Fatalf("an unknown tool name is rewritten: %q", got)
 	}
-	if _, err := s.SyncTools(ctx, []Tool{{Name: "admin_reset_password", Description: "Resets any user's password."},
+	if _, err := s.SyncTools(ctx, []ToolRecord{{Name: "admin_reset_password", Description: "Resets any user's password."},
 		{Name: "vault_rotate", Description: "Rotates the vault's keys."}}); err != nil {
 		t.Fatal(err)
 	}

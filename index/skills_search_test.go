@@ -119,10 +119,10 @@ func TestSkillScopeNeverLeaks(t *testing.T) {
 			tag := fmt.Sprintf("%s_%s_%s", ns.Mode, ns.TenantID, ns.ProjectID)
 			name := "learned.code.secret_" + tag
 			owner[name] = ns
-			if err := s.PutSkill(ctx, Skill{Name: name, Trigger: "secret recipe for " + tag, Tags: []string{"secret"}, Scope: sc}); err != nil {
+			if err := s.PutSkill(ctx, SkillRecord{Name: name, Trigger: "secret recipe for " + tag, Tags: []string{"secret"}, Scope: sc}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.PutSkill(ctx, Skill{Name: "shared.secret", Trigger: "shared secret in " + tag, Scope: sc}); err != nil {
+			if err := s.PutSkill(ctx, SkillRecord{Name: "shared.secret", Trigger: "shared secret in " + tag, Scope: sc}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -197,8 +197,8 @@ func TestSkillScopeNeverLeaks(t *testing.T) {
 func TestShadowedSkillDoesNotMatch(t *testing.T) {
 	s := openTest(t, nil)
 	ctx := context.Background()
-	s.PutSkill(ctx, Skill{Name: "x.deploy", Trigger: "deploy with kubernetes"})
-	s.PutSkill(ctx, Skill{Name: "x.deploy", Trigger: "deploy with nomad", Scope: Scope{TenantID: "t1"}})
+	s.PutSkill(ctx, SkillRecord{Name: "x.deploy", Trigger: "deploy with kubernetes"})
+	s.PutSkill(ctx, SkillRecord{Name: "x.deploy", Trigger: "deploy with nomad", Scope: Scope{TenantID: "t1"}})
 	for _, st := range []string{SearchFTS, SearchRegex} {
 		res, _ := s.SearchSkills(ctx, SkillQuery{Query: "kubernetes", SearchType: st, Scope: Scope{TenantID: "t1"}})
 		if len(res.Skills) != 0 {
@@ -227,12 +227,12 @@ func TestTaskTypeChangeMovesSkill(t *testing.T) {
 	s := openTest(t, &Options{Now: fixedClock()})
 	ctx := context.Background()
 	sc := Scope{TenantID: "acme", ProjectID: "web"}
-	if err := s.PutSkill(ctx, Skill{Name: "learned.x", Trigger: "scrape a page", TaskType: "browser", Scope: sc}); err != nil {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "learned.x", Trigger: "scrape a page", TaskType: "browser", Scope: sc}); err != nil {
 		t.Fatal(err)
 	}
 	s.db.Exec(`UPDATE skills SET use_count = 3, last_used = 77`)
 	before, _ := getSkill(t, s, "learned.x", sc)
-	if err := s.PutSkill(ctx, Skill{Name: "learned.x", Trigger: "scrape a page via the api", TaskType: "api", Scope: sc}); err != nil {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "learned.x", Trigger: "scrape a page via the api", TaskType: "api", Scope: sc}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := getSkill(t, s, "learned.x", sc)

@@ -34,7 +34,7 @@ func skillTestWords() []string {
 }
 
 // genTestSkill builds one skill named name whose text is drawn from words.
-func genTestSkill(r *rand.Rand, words []string, name string) Skill {
+func genTestSkill(r *rand.Rand, words []string, name string) SkillRecord {
 	text := func(lo, hi int) string {
 		n := lo + r.IntN(hi-lo+1)
 		parts := make([]string, n)
@@ -48,7 +48,7 @@ func genTestSkill(r *rand.Rand, words []string, name string) Skill {
 	}
 	// Every title has "guide": in a catalogue of more than 256 skills it
 	// is a word both paths leave out as ubiquitous.
-	sk := Skill{Name: name, Title: "Guide: " + text(1, 4), Trigger: text(3, 9), Description: text(0, 8),
+	sk := SkillRecord{Name: name, Title: "Guide: " + text(1, 4), Trigger: text(3, 9), Description: text(0, 8),
 		TaskType: TaskTypes[r.IntN(len(TaskTypes))], Tags: []string{words[r.IntN(len(words))]}}
 	for range r.IntN(3) {
 		sk.Steps = append(sk.Steps, text(2, 6))
@@ -63,8 +63,8 @@ func genTestSkill(r *rand.Rand, words []string, name string) Skill {
 // Names repeat across scopes (so more specific copies shadow less specific
 // ones, often with another task type and other text), and some skills
 // share their whole text (so scores tie and the contract's order decides).
-func genScopedPacks(r *rand.Rand, words []string, perScope int) map[Scope][]Skill {
-	out := map[Scope][]Skill{}
+func genScopedPacks(r *rand.Rand, words []string, perScope int) map[Scope][]SkillRecord {
+	out := map[Scope][]SkillRecord{}
 	for si, sc := range skillTestScopes {
 		for i := range perScope {
 			name := fmt.Sprintf("pack.s%d.%s_%d", si, words[r.IntN(len(words))], i)
@@ -81,7 +81,7 @@ func genScopedPacks(r *rand.Rand, words []string, perScope int) map[Scope][]Skil
 		}
 		// Names are unique within a pack.
 		seen := map[string]bool{}
-		out[sc] = slices.DeleteFunc(out[sc], func(sk Skill) bool {
+		out[sc] = slices.DeleteFunc(out[sc], func(sk SkillRecord) bool {
 			dup := seen[sk.Name]
 			seen[sk.Name] = true
 			return dup
@@ -116,7 +116,7 @@ func skillTestQueries(r *rand.Rand, words []string, names []string, n int) []str
 }
 
 // loadScopedPacks stores the packs, scope by scope, and returns the names.
-func loadScopedPacks(t *testing.T, s *Store, packs map[Scope][]Skill) []string {
+func loadScopedPacks(t *testing.T, s *Store, packs map[Scope][]SkillRecord) []string {
 	t.Helper()
 	var names []string
 	for i, sc := range skillTestScopes {
@@ -245,7 +245,7 @@ func TestSkillTextFromSnapshotMatchesSQL(t *testing.T) {
 	var mem []*SkillSearchResult
 	partial := 0
 	for _, caller := range skillTestCallers {
-		own := map[Scope][]Skill{}
+		own := map[Scope][]SkillRecord{}
 		for sc, skills := range packs {
 			n, err := normScope(sc)
 			if err != nil {
@@ -337,7 +337,7 @@ func TestSkillSnapshotUpdateMatchesReload(t *testing.T) {
 			}
 		default: // a pack reloaded in one scope: some changed, some gone, some new
 			sc := skillTestScopes[r.IntN(len(skillTestScopes))]
-			var next []Skill
+			var next []SkillRecord
 			for _, sk := range packs[sc] {
 				switch r.IntN(6) {
 				case 0: // removed

@@ -42,10 +42,10 @@ const (
 // TaskTypes are the task types a skill may have; "" is stored as "unknown".
 var TaskTypes = []string{"browser", "api", "code", "domain", "unknown"}
 
-// Skill is one skill in the store: a playbook skill (trigger, steps,
+// SkillRecord is one skill in the store: a playbook skill (trigger, steps,
 // preconditions, failure modes) or an Agent Skills SKILL.md skill
 // (description and Markdown instructions).
-type Skill struct {
+type SkillRecord struct {
 	Name        string
 	Title       string
 	Description string
@@ -203,7 +203,7 @@ type canonicalSkill struct {
 
 // SkillContentHash returns the content hash of a skill: sha256 over its
 // content fields (not scope, origin or statistics) in canonical JSON.
-func SkillContentHash(sk Skill) string {
+func SkillContentHash(sk SkillRecord) string {
 	sum := sha256.Sum256([]byte(mustJSON(canonicalSkill{
 		Description: sk.Description, FailureModes: nonNil(sk.FailureModes), Instructions: sk.Instructions,
 		Name: sk.Name, Preconditions: nonNil(sk.Preconditions), Steps: nonNil(sk.Steps), Tags: nonNil(sk.Tags),
@@ -222,35 +222,35 @@ func validTaskType(t string) bool {
 }
 
 // prepareSkill validates sk and fills its defaults.
-func prepareSkill(sk Skill) (Skill, error) {
+func prepareSkill(sk SkillRecord) (SkillRecord, error) {
 	if strings.TrimSpace(sk.Name) == "" {
-		return Skill{}, fmt.Errorf("%w: a skill has an empty name", ErrBadSkill)
+		return SkillRecord{}, fmt.Errorf("%w: a skill has an empty name", ErrBadSkill)
 	}
 	if strings.ContainsFunc(sk.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(sk.Name) {
-		return Skill{}, fmt.Errorf("%w: skill name %q contains control characters or invalid UTF-8", ErrBadSkill, sk.Name)
+		return SkillRecord{}, fmt.Errorf("%w: skill name %q contains control characters or invalid UTF-8", ErrBadSkill, sk.Name)
 	}
 	if sk.Trigger == "" {
 		sk.Trigger = sk.Description
 	}
 	if strings.TrimSpace(sk.Trigger) == "" {
-		return Skill{}, fmt.Errorf("%w: skill %q has neither a trigger nor a description", ErrBadSkill, sk.Name)
+		return SkillRecord{}, fmt.Errorf("%w: skill %q has neither a trigger nor a description", ErrBadSkill, sk.Name)
 	}
 	if sk.TaskType == "" {
 		sk.TaskType = "unknown"
 	}
 	if !validTaskType(sk.TaskType) {
-		return Skill{}, fmt.Errorf("%w: skill %q: task_type %q, want one of %s", ErrBadTaskType, sk.Name, sk.TaskType, strings.Join(TaskTypes, ", "))
+		return SkillRecord{}, fmt.Errorf("%w: skill %q: task_type %q, want one of %s", ErrBadTaskType, sk.Name, sk.TaskType, strings.Join(TaskTypes, ", "))
 	}
 	switch sk.Origin {
 	case "":
 		sk.Origin = OriginLearned
 	case OriginPack, OriginLearned:
 	default:
-		return Skill{}, fmt.Errorf("%w: skill %q: origin %q, want \"pack\" or \"learned\"", ErrBadSkill, sk.Name, sk.Origin)
+		return SkillRecord{}, fmt.Errorf("%w: skill %q: origin %q, want \"pack\" or \"learned\"", ErrBadSkill, sk.Name, sk.Origin)
 	}
 	sc, err := normScope(sk.Scope)
 	if err != nil {
-		return Skill{}, fmt.Errorf("skill %q: %w", sk.Name, err)
+		return SkillRecord{}, fmt.Errorf("skill %q: %w", sk.Name, err)
 	}
 	sk.Scope = sc
 	sk.Tags, sk.Steps = nonNil(sk.Tags), nonNil(sk.Steps)
@@ -262,7 +262,7 @@ func prepareSkill(sk Skill) (Skill, error) {
 }
 
 // skillBody is the searchable text of a skill's content.
-func skillBody(sk Skill) string {
+func skillBody(sk SkillRecord) string {
 	parts := make([]string, 0, len(sk.Steps)+len(sk.Preconditions)+len(sk.FailureModes)+1)
 	parts = append(parts, sk.Steps...)
 	parts = append(parts, sk.Preconditions...)
@@ -283,22 +283,22 @@ const skillColumns = `name, title, description, trigger, task_type, tags, steps,
 type rowScanner interface{ Scan(dest ...any) error }
 
 // scanSkill reads one row selected with skillColumns.
-func scanSkill(r rowScanner) (Skill, error) {
-	var sk Skill
+func scanSkill(r rowScanner) (SkillRecord, error) {
+	var sk SkillRecord
 	var tags, steps, pre, fail string
 	var pinned int
 	var created, updated, used int64
 	if err := r.Scan(&sk.Name, &sk.Title, &sk.Description, &sk.Trigger, &sk.TaskType, &tags, &steps, &pre, &fail,
 		&sk.Instructions, &sk.Origin, &sk.OriginRef, &sk.Scope.Mode, &sk.Scope.TenantID, &sk.Scope.ProjectID,
 		&sk.ContentHash, &pinned, &created, &updated, &used, &sk.UseCount); err != nil {
-		return Skill{}, err
+		return SkillRecord{}, err
 	}
 	for _, f := range []struct {
 		src string
 		dst *[]string
 	}{{tags, &sk.Tags}, {steps, &sk.Steps}, {pre, &sk.Preconditions}, {fail, &sk.FailureModes}} {
 		if err := jsonStrings(f.src, f.dst); err != nil {
-			return Skill{}, fmt.Errorf("skill %q: %w", sk.Name, err)
+			return SkillRecord{}, fmt.Errorf("skill %q: %w", sk.Name, err)
 		}
 	}
 	sk.Pinned = pinned != 0
@@ -352,7 +352,7 @@ const skillUpdateSQL = `UPDATE skills SET name_key = ?, name_terms = ?, title = 
 
 // skillArgs returns the content arguments shared by insert and update, from
 // name_key to pinned.
-func skillArgs(sk Skill, pack string) []any {
+func skillArgs(sk SkillRecord, pack string) []any {
 	return []any{strings.ToLower(sk.Name), nameTerms(sk.Name), sk.Title, sk.Description, sk.Trigger, sk.TaskType,
 		mustJSON(sk.Tags), strings.Join(sk.Tags, " "), mustJSON(sk.Steps), mustJSON(sk.Preconditions),
 		mustJSON(sk.FailureModes), sk.Instructions, skillBody(sk), sk.Origin, sk.OriginRef, pack, sk.ContentHash,
@@ -451,7 +451,7 @@ func (w *skillWriter) seq(ctx context.Context, sc Scope, taskType string) (int64
 }
 
 // insert stores a new skill with the given statistics.
-func (w *skillWriter) insertStats(ctx context.Context, sk Skill, pack string, created, lastUsed int64, useCount int) error {
+func (w *skillWriter) insertStats(ctx context.Context, sk SkillRecord, pack string, created, lastUsed int64, useCount int) error {
 	seq, err := w.seq(ctx, sk.Scope, sk.TaskType)
 	if err != nil {
 		return err
@@ -463,13 +463,13 @@ func (w *skillWriter) insertStats(ctx context.Context, sk Skill, pack string, cr
 	return err
 }
 
-func (w *skillWriter) add(ctx context.Context, sk Skill, pack string) error {
+func (w *skillWriter) add(ctx context.Context, sk SkillRecord, pack string) error {
 	return w.insertStats(ctx, sk, pack, w.now, 0, 0)
 }
 
 // replace rewrites a stored skill's content, keeping its creation time and
 // use statistics, and moving it when its task type changed.
-func (w *skillWriter) replace(ctx context.Context, st storedSkill, sk Skill, pack string) error {
+func (w *skillWriter) replace(ctx context.Context, st storedSkill, sk SkillRecord, pack string) error {
 	if st.taskType != sk.TaskType {
 		if _, err := w.del.ExecContext(ctx, st.id); err != nil {
 			return err
@@ -483,7 +483,7 @@ func (w *skillWriter) replace(ctx context.Context, st storedSkill, sk Skill, pac
 // PutSkill inserts sk, or replaces the skill of the same name in the same
 // scope whatever its origin, keeping its creation time and use statistics.
 // An empty Origin means OriginLearned.
-func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
+func (s *Store) PutSkill(ctx context.Context, sk SkillRecord) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -527,7 +527,7 @@ func (s *Store) PutSkill(ctx context.Context, sk Skill) error {
 // never overwritten; skills the pack stored earlier in this scope and no
 // longer has are removed. Every skill is stored with origin "pack"; an empty
 // OriginRef becomes the pack name.
-func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o PackOptions) (PackReport, error) {
+func (s *Store) LoadPack(ctx context.Context, pack string, skills []SkillRecord, o PackOptions) (PackReport, error) {
 	if err := s.check(); err != nil {
 		return PackReport{}, err
 	}
@@ -542,7 +542,7 @@ func (s *Store) LoadPack(ctx context.Context, pack string, skills []Skill, o Pac
 	for _, n := range o.Pinned {
 		pinned[n] = true
 	}
-	prepared := make([]Skill, 0, len(skills))
+	prepared := make([]SkillRecord, 0, len(skills))
 	seen := make(map[string]bool, len(skills))
 	for _, sk := range skills {
 		sk.Origin = OriginPack

@@ -11,8 +11,8 @@ import (
 	"github.com/skillhost/skillhost/packs"
 )
 
-func packSkills() []Skill {
-	return []Skill{
+func packSkills() []SkillRecord {
+	return []SkillRecord{
 		{Name: "pack.core.login_basic", Title: "Basic login", Trigger: "Log into a website with username and password",
 			TaskType: "browser", Tags: []string{"auth", "login"}, Steps: []string{"Open the login page", "Fill the form", "Submit"},
 			FailureModes: []string{"CAPTCHA blocks the form"}},
@@ -24,7 +24,7 @@ func packSkills() []Skill {
 }
 
 // getSkill reads one stored skill by name and scope.
-func getSkill(t testing.TB, s *Store, name string, sc Scope) (Skill, bool) {
+func getSkill(t testing.TB, s *Store, name string, sc Scope) (SkillRecord, bool) {
 	t.Helper()
 	sc, err := normScope(sc)
 	if err != nil {
@@ -37,7 +37,7 @@ func getSkill(t testing.TB, s *Store, name string, sc Scope) (Skill, bool) {
 	}
 	defer rows.Close()
 	if !rows.Next() {
-		return Skill{}, false
+		return SkillRecord{}, false
 	}
 	sk, err := scanSkill(rows)
 	if err != nil {
@@ -71,7 +71,7 @@ func TestLoadPackRules(t *testing.T) {
 	}
 
 	// A learned skill takes one of the names.
-	if err := s.PutSkill(ctx, Skill{Name: "pack.core.login_basic", Trigger: "my own way to log in", Steps: []string{"x"}}); err != nil {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "pack.core.login_basic", Trigger: "my own way to log in", Steps: []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -80,7 +80,7 @@ func TestLoadPackRules(t *testing.T) {
 	v2 := packSkills()
 	v2[0].Steps = append(v2[0].Steps, "Check the avatar")
 	v2[1].Steps = append(v2[1].Steps, "Stop at an empty cursor")
-	v2 = append(v2[:2], Skill{Name: "pack.core.retry", Trigger: "Retry a flaky call with backoff"})
+	v2 = append(v2[:2], SkillRecord{Name: "pack.core.retry", Trigger: "Retry a flaky call with backoff"})
 	rep, err = s.LoadPack(ctx, "core", v2, PackOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -162,16 +162,16 @@ func TestLoadPackRejectsBadInput(t *testing.T) {
 	cases := []struct {
 		name   string
 		pack   string
-		skills []Skill
+		skills []SkillRecord
 		o      PackOptions
 		want   error
 	}{
 		{"no pack name", " ", packSkills(), PackOptions{}, ErrBadSkill},
-		{"empty skill name", "p", []Skill{{Trigger: "x"}}, PackOptions{}, ErrBadSkill},
-		{"no trigger or description", "p", []Skill{{Name: "a"}}, PackOptions{}, ErrBadSkill},
-		{"duplicate", "p", []Skill{{Name: "a", Trigger: "x"}, {Name: "a", Trigger: "y"}}, PackOptions{}, ErrBadSkill},
-		{"task type", "p", []Skill{{Name: "a", Trigger: "x", TaskType: "cooking"}}, PackOptions{}, ErrBadTaskType},
-		{"unknown pin", "p", []Skill{{Name: "a", Trigger: "x"}}, PackOptions{Pinned: []string{"b"}}, ErrBadSkill},
+		{"empty skill name", "p", []SkillRecord{{Trigger: "x"}}, PackOptions{}, ErrBadSkill},
+		{"no trigger or description", "p", []SkillRecord{{Name: "a"}}, PackOptions{}, ErrBadSkill},
+		{"duplicate", "p", []SkillRecord{{Name: "a", Trigger: "x"}, {Name: "a", Trigger: "y"}}, PackOptions{}, ErrBadSkill},
+		{"task type", "p", []SkillRecord{{Name: "a", Trigger: "x", TaskType: "cooking"}}, PackOptions{}, ErrBadTaskType},
+		{"unknown pin", "p", []SkillRecord{{Name: "a", Trigger: "x"}}, PackOptions{Pinned: []string{"b"}}, ErrBadSkill},
 		{"scope mode", "p", packSkills(), PackOptions{Scope: Scope{Mode: "planet"}}, ErrBadScope},
 		{"global with tenant", "p", packSkills(), PackOptions{Scope: Scope{Mode: "global", TenantID: "t"}}, ErrBadScope},
 		{"tenant without id", "p", packSkills(), PackOptions{Scope: Scope{Mode: "tenant"}}, ErrBadScope},
@@ -190,7 +190,7 @@ func TestLoadPackRejectsBadInput(t *testing.T) {
 	if n != 0 {
 		t.Errorf("rejected loads stored %d skills", n)
 	}
-	if err := s.PutSkill(ctx, Skill{Name: "x", Trigger: "y", Origin: "dreamt"}); !errors.Is(err, ErrBadSkill) {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "x", Trigger: "y", Origin: "dreamt"}); !errors.Is(err, ErrBadSkill) {
 		t.Errorf("PutSkill with a bad origin: %v", err)
 	}
 }
@@ -199,12 +199,12 @@ func TestPutSkillReplacesAndKeepsStats(t *testing.T) {
 	s := openTest(t, &Options{Now: fixedClock()})
 	ctx := context.Background()
 	sc := Scope{TenantID: "acme"}
-	if err := s.PutSkill(ctx, Skill{Name: "learned.code.dates", Trigger: "parse ISO dates", Steps: []string{"a"}, Scope: sc}); err != nil {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "learned.code.dates", Trigger: "parse ISO dates", Steps: []string{"a"}, Scope: sc}); err != nil {
 		t.Fatal(err)
 	}
 	s.db.Exec(`UPDATE skills SET use_count = 7, last_used = 99`)
 	first, _ := getSkill(t, s, "learned.code.dates", sc)
-	if err := s.PutSkill(ctx, Skill{Name: "learned.code.dates", Trigger: "parse ISO 8601 dates", Steps: []string{"b"}, Scope: sc}); err != nil {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "learned.code.dates", Trigger: "parse ISO 8601 dates", Steps: []string{"b"}, Scope: sc}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := getSkill(t, s, "learned.code.dates", sc)
@@ -225,7 +225,7 @@ func TestPutSkillReplacesAndKeepsStats(t *testing.T) {
 }
 
 func TestSkillContentHash(t *testing.T) {
-	a := Skill{Name: "n", Trigger: "t", Steps: []string{"s"}}
+	a := SkillRecord{Name: "n", Trigger: "t", Steps: []string{"s"}}
 	b := a
 	b.Scope = Scope{TenantID: "x"}
 	b.Origin = OriginLearned
@@ -233,12 +233,12 @@ func TestSkillContentHash(t *testing.T) {
 	if SkillContentHash(a) != SkillContentHash(b) {
 		t.Error("hash depends on scope, origin or statistics")
 	}
-	for name, mut := range map[string]func(*Skill){
-		"title": func(s *Skill) { s.Title = "x" }, "description": func(s *Skill) { s.Description = "x" },
-		"trigger": func(s *Skill) { s.Trigger = "x" }, "task type": func(s *Skill) { s.TaskType = "api" },
-		"tags": func(s *Skill) { s.Tags = []string{"x"} }, "steps": func(s *Skill) { s.Steps = []string{"x"} },
-		"preconditions": func(s *Skill) { s.Preconditions = []string{"x"} }, "failure modes": func(s *Skill) { s.FailureModes = []string{"x"} },
-		"instructions": func(s *Skill) { s.Instructions = "x" }, "name": func(s *Skill) { s.Name = "m" },
+	for name, mut := range map[string]func(*SkillRecord){
+		"title": func(s *SkillRecord) { s.Title = "x" }, "description": func(s *SkillRecord) { s.Description = "x" },
+		"trigger": func(s *SkillRecord) { s.Trigger = "x" }, "task type": func(s *SkillRecord) { s.TaskType = "api" },
+		"tags": func(s *SkillRecord) { s.Tags = []string{"x"} }, "steps": func(s *SkillRecord) { s.Steps = []string{"x"} },
+		"preconditions": func(s *SkillRecord) { s.Preconditions = []string{"x"} }, "failure modes": func(s *SkillRecord) { s.FailureModes = []string{"x"} },
+		"instructions": func(s *SkillRecord) { s.Instructions = "x" }, "name": func(s *SkillRecord) { s.Name = "m" },
 	} {
 		c := a
 		mut(&c)
@@ -254,7 +254,7 @@ func TestScopeWhereMatchesVisibleTo(t *testing.T) {
 	stored := []Scope{{}, {TenantID: "t1"}, {TenantID: "t2"}, {TenantID: "t1", ProjectID: "p1"}, {TenantID: "t1", ProjectID: "p2"},
 		{TenantID: "t2", ProjectID: "p1"}, {ProjectID: "p1"}}
 	for i, sc := range stored {
-		if err := s.PutSkill(ctx, Skill{Name: "skill" + string(rune('a'+i)), Trigger: "x", Scope: sc}); err != nil {
+		if err := s.PutSkill(ctx, SkillRecord{Name: "skill" + string(rune('a'+i)), Trigger: "x", Scope: sc}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,13 +13,13 @@ import (
 
 // largeCatalogue is the expansion catalogue among n filler tools whose
 // words are none of the expansion tests' requests or their synonyms.
-func largeCatalogue(n int) []Tool {
+func largeCatalogue(n int) []ToolRecord {
 	words := []string{"chart", "invoice", "calendar", "photo", "translate", "stock", "ticket", "playlist",
 		"recipe", "flight", "currency", "lyrics", "parcel", "garden", "museum", "podcast"}
 	tools := expansionCatalogue()
 	for i := range n {
 		a, b, c := words[i%len(words)], words[(i/len(words))%len(words)], words[(i*7+3)%len(words)]
-		tools = append(tools, Tool{Name: fmt.Sprintf("f%d_%s_%s", i, a, b),
+		tools = append(tools, ToolRecord{Name: fmt.Sprintf("f%d_%s_%s", i, a, b),
 			Description: fmt.Sprintf("Shows the %s %s of a %s.", a, b, c), LoadingMode: packs.LoadingDeferred})
 	}
 	return tools
@@ -65,7 +65,7 @@ func TestLargeCatalogueExpandedFromTheStart(t *testing.T) {
 		if _, err := s.SyncTools(ctx, tools); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutSkill(ctx, Skill{Name: fmt.Sprintf("s%d", i), Title: "A skill", Description: "Does a thing.", Steps: []string{"Do it."}, Origin: OriginLearned,
+		if err := s.PutSkill(ctx, SkillRecord{Name: fmt.Sprintf("s%d", i), Title: "A skill", Description: "Does a thing.", Steps: []string{"Do it."}, Origin: OriginLearned,
 			Scope: Scope{Mode: packs.ScopeGlobal}}); err != nil {
 			t.Fatal(err)
 		}

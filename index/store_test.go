@@ -66,7 +66,7 @@ func TestClosedStore(t *testing.T) {
 	if _, err := s.SyncTools(ctx, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("SyncTools after Close: %v, want ErrClosed", err)
 	}
-	if err := s.PutSkill(ctx, Skill{Name: "x", Trigger: "y"}); !errors.Is(err, ErrClosed) {
+	if err := s.PutSkill(ctx, SkillRecord{Name: "x", Trigger: "y"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("PutSkill after Close: %v, want ErrClosed", err)
 	}
 	if err := s.Close(); err != nil {

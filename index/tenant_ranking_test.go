@@ -37,13 +37,13 @@ var rankQueries = []string{
 
 // rankSharedTools are every tenant's; rankToolsA are A's pack's.
 var (
-	rankSharedTools = []Tool{
+	rankSharedTools = []ToolRecord{
 		{Name: "read_file", Description: "Read a text file of the granted folder.", Tags: []string{"file"}},
 		{Name: "send_email", Description: "Send an email message to one or more recipients.", Tags: []string{"email"}, SideEffects: "external"},
 		{Name: "weather_now", Description: "Current weather of a city: temperature and wind.", Tags: []string{"weather"}},
 		{Name: "tool_search", Description: "Search the tools by what a task needs.", LoadingMode: packs.LoadingAlways},
 	}
-	rankToolsA = []Tool{
+	rankToolsA = []ToolRecord{
 		{Name: "alpha_invoice_send", Namespace: "alpha", Description: "Send an invoice to a customer by email.", Tags: []string{"invoice", "billing"}, SideEffects: "external"},
 		{Name: "alpha_invoice_list", Namespace: "alpha", Description: "List the invoices of a customer, newest first.", Tags: []string{"invoice"}},
 		{Name: "alpha_weather_outlook", Namespace: "alpha", Description: "Weather forecast for a city for the next ten days.", Tags: []string{"weather"}},
@@ -55,19 +55,19 @@ var (
 
 // rankToolsB returns B's pack's tools: at round 0 a few of its own; later
 // n tools that share A's words, and use A's typos as real words.
-func rankToolsB(round, n int) []Tool {
+func rankToolsB(round, n int) []ToolRecord {
 	if round == 0 {
-		return []Tool{
+		return []ToolRecord{
 			{Name: "beta_photo_resize", Namespace: "beta", Description: "Resize a photo to a width and height."},
 			{Name: "beta_invoice_archive", Namespace: "beta", Description: "Archive an invoice as PDF."},
 		}
 	}
 	words := []string{"invoice", "customer", "email", "weather", "forecast", "report", "sales", "export", "records",
 		"wether", "forcast", "ledger", "books", "month", "city", "send"}
-	out := make([]Tool, n)
+	out := make([]ToolRecord, n)
 	for i := range out {
 		a, b, c := words[i%len(words)], words[(i*7+round)%len(words)], words[(i*3+1)%len(words)]
-		out[i] = Tool{Name: fmt.Sprintf("beta_r%d_%s_%d", round, a, i), Namespace: "beta",
+		out[i] = ToolRecord{Name: fmt.Sprintf("beta_r%d_%s_%d", round, a, i), Namespace: "beta",
 			Description: fmt.Sprintf("%s %s %s of the %s for %s %s", a, b, c, a, b, strings.Repeat("filler ", i%5)),
 			Tags:        []string{c}}
 	}
@@ -76,11 +76,11 @@ func rankToolsB(round, n int) []Tool {
 
 // rankSkills are the global skills and A's pack's skills.
 var (
-	rankSharedSkills = []Skill{
+	rankSharedSkills = []SkillRecord{
 		{Name: "shared-email", Title: "Write a clear email", Trigger: "The user wants an email written.", Steps: []string{"Say what is asked first.", "Keep it short."}},
 		{Name: "shared-report", Title: "Summarise a report", Trigger: "The user gives a report to summarise.", Steps: []string{"Read the report.", "List the three main points."}},
 	}
-	rankSkillsA = []Skill{
+	rankSkillsA = []SkillRecord{
 		{Name: "alpha.invoice-customer", Title: "Invoice a customer", Trigger: "A customer must be sent an invoice by email.", TaskType: "api",
 			Steps: []string{"Find the customer.", "Send the invoice by email with alpha_invoice_send."}},
 		{Name: "alpha.month-end", Title: "Close the month", Trigger: "Close the books at month end.", TaskType: "domain",
@@ -92,16 +92,16 @@ var (
 )
 
 // rankSkillsB returns B's pack's skills, as rankToolsB.
-func rankSkillsB(round, n int) []Skill {
+func rankSkillsB(round, n int) []SkillRecord {
 	if round == 0 {
-		return []Skill{{Name: "beta.photos", Title: "Resize photos", Trigger: "Photos must be resized.", Steps: []string{"Resize them."}}}
+		return []SkillRecord{{Name: "beta.photos", Title: "Resize photos", Trigger: "Photos must be resized.", Steps: []string{"Resize them."}}}
 	}
 	words := []string{"invoice", "customer", "email", "weather", "forecast", "report", "sales", "month", "books",
 		"ledger", "close", "city", "export", "records", "wether", "forcast"}
-	out := make([]Skill, n)
+	out := make([]SkillRecord, n)
 	for i := range out {
 		a, b := words[i%len(words)], words[(i*5+round)%len(words)]
-		out[i] = Skill{Name: fmt.Sprintf("beta.r%d-%s-%d", round, a, i), Title: a + " " + b,
+		out[i] = SkillRecord{Name: fmt.Sprintf("beta.r%d-%s-%d", round, a, i), Title: a + " " + b,
 			Trigger: fmt.Sprintf("The %s needs a %s %s.", a, b, a), Tags: []string{b},
 			Steps: []string{fmt.Sprintf("Do the %s %s.", a, b), strings.Repeat("and more ", i%4)}}
 	}
@@ -123,13 +123,13 @@ var viewA = NewToolView(visibleToA)
 func rankWorld(t *testing.T, s *Store, round, n int) {
 	t.Helper()
 	ctx := context.Background()
-	tools := append(append(append([]Tool(nil), rankSharedTools...), rankToolsA...), rankToolsB(round, n)...)
+	tools := append(append(append([]ToolRecord(nil), rankSharedTools...), rankToolsA...), rankToolsB(round, n)...)
 	if _, err := s.SyncTools(ctx, tools); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []struct {
 		name   string
-		skills []Skill
+		skills []SkillRecord
 		sc     Scope
 	}{
 		{"core", rankSharedSkills, Scope{}},

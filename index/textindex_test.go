@@ -162,8 +162,8 @@ func fts5Scores(t *testing.T, db *sql.DB, expr string) map[int32]float64 {
 
 // expansionCatalogue has tools whose descriptions share no word with the
 // requests of the expansion tests below.
-func expansionCatalogue() []Tool {
-	return []Tool{
+func expansionCatalogue() []ToolRecord {
+	return []ToolRecord{
 		{Name: "records_purge", Description: "Erase stored records permanently.", LoadingMode: packs.LoadingDeferred},
 		{Name: "records_export", Description: "Write stored records to a CSV file.", LoadingMode: packs.LoadingDeferred},
 		{Name: "weather_outlook", Description: "Weather forecast for the next days at a place.", LoadingMode: packs.LoadingDeferred},

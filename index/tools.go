@@ -14,9 +14,9 @@ import (
 	"github.com/skillhost/skillhost/packs"
 )
 
-// Tool is the searchable description of one tool in the execution registry.
+// ToolRecord is the searchable description of one tool in the execution registry.
 // The index stores metadata only; it never reconstructs a callable tool.
-type Tool struct {
+type ToolRecord struct {
 	Name        string
 	Description string
 	Namespace   string // pack name, or "" for built-ins
@@ -49,7 +49,7 @@ type SyncReport struct {
 
 // toolRow is a validated tool with its derived columns.
 type toolRow struct {
-	Tool
+	ToolRecord
 	nameKey, nameTerms                string
 	tagsJSON, paramsJSON, exJSON      string
 	tagsText, paramsText, examplesTxt string
@@ -88,7 +88,7 @@ func mustJSON(v any) string {
 }
 
 // prepareTool validates t and computes its stored columns.
-func prepareTool(t Tool) (toolRow, error) {
+func prepareTool(t ToolRecord) (toolRow, error) {
 	if strings.TrimSpace(t.Name) == "" {
 		return toolRow{}, fmt.Errorf("%w: a tool has an empty name", ErrBadTool)
 	}
@@ -110,7 +110,7 @@ func prepareTool(t Tool) (toolRow, error) {
 		return toolRow{}, fmt.Errorf("%w: tool %q: side effects %q, want pure, read, write, external or stateful", ErrBadTool, t.Name, t.SideEffects)
 	}
 	t.Tags, t.Params, t.Examples = nonNil(t.Tags), nonNil(t.Params), nonNil(t.Examples)
-	r := toolRow{Tool: t, nameKey: strings.ToLower(t.Name), nameTerms: nameTerms(t.Name), sideRank: rank}
+	r := toolRow{ToolRecord: t, nameKey: strings.ToLower(t.Name), nameTerms: nameTerms(t.Name), sideRank: rank}
 	r.tagsJSON, r.paramsJSON, r.exJSON = mustJSON(t.Tags), mustJSON(t.Params), mustJSON(t.Examples)
 	r.tagsText = strings.Join(t.Tags, " ")
 	var pt []string
@@ -128,7 +128,7 @@ func prepareTool(t Tool) (toolRow, error) {
 }
 
 // prepareTools validates a catalogue, refusing duplicate names.
-func prepareTools(tools []Tool) ([]toolRow, error) {
+func prepareTools(tools []ToolRecord) ([]toolRow, error) {
 	rows := make([]toolRow, 0, len(tools))
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -185,17 +185,17 @@ var failToolWrite func(name string) error
 // whose record hash changed, inserting new ones and deleting absent ones, all
 // in one transaction: on any error the previous index stays as it was. When
 // the catalogue fingerprint is unchanged nothing is written.
-func (s *Store) SyncTools(ctx context.Context, tools []Tool) (SyncReport, error) {
+func (s *Store) SyncTools(ctx context.Context, tools []ToolRecord) (SyncReport, error) {
 	return s.syncTools(ctx, tools, false)
 }
 
 // RebuildTools replaces every indexed tool with tools in one transaction,
 // whatever their record hashes.
-func (s *Store) RebuildTools(ctx context.Context, tools []Tool) (SyncReport, error) {
+func (s *Store) RebuildTools(ctx context.Context, tools []ToolRecord) (SyncReport, error) {
 	return s.syncTools(ctx, tools, true)
 }
 
-func (s *Store) syncTools(ctx context.Context, tools []Tool, rebuild bool) (SyncReport, error) {
+func (s *Store) syncTools(ctx context.Context, tools []ToolRecord, rebuild bool) (SyncReport, error) {
 	if err := s.check(); err != nil {
 		return SyncReport{}, err
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // sampleTools is a small catalogue used across tests.
-func sampleTools() []Tool {
-	return []Tool{
+func sampleTools() []ToolRecord {
+	return []ToolRecord{
 		{Name: "web_search", Description: "Search the web for pages matching a query", Namespace: "web",
 			Tags: []string{"internet", "search"}, Params: []Param{{Name: "query", Description: "words to look for"}},
 			LoadingMode: packs.LoadingDeferred, SideEffects: "external"},
@@ -30,7 +30,7 @@ func sampleTools() []Tool {
 	}
 }
 
-func mustSync(t testing.TB, s *Store, tools []Tool) SyncReport {
+func mustSync(t testing.TB, s *Store, tools []ToolRecord) SyncReport {
 	t.Helper()
 	rep, err := s.SyncTools(context.Background(), tools)
 	if err != nil {
@@ -73,7 +73,7 @@ func TestSyncToolsIncremental(t *testing.T) {
 	gen, _ := s.generation(context.Background())
 
 	// The same catalogue in another order: nothing is written.
-	rev := append([]Tool(nil), tools...)
+	rev := append([]ToolRecord(nil), tools...)
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
@@ -88,7 +88,7 @@ func TestSyncToolsIncremental(t *testing.T) {
 	// One changed description, one removed tool, one new tool.
 	tools[2].Description = "Read a whole text file from the workspace"
 	tools = append(tools[:4], tools[5:]...) // drop slugify
-	tools = append(tools, Tool{Name: "list_dir", Description: "List a directory", SideEffects: "read"})
+	tools = append(tools, ToolRecord{Name: "list_dir", Description: "List a directory", SideEffects: "read"})
 	rep3 := mustSync(t, s, tools)
 	want3 := SyncReport{Added: []string{"list_dir"}, Changed: []string{"read_file"}, Removed: []string{"slugify"}, Unchanged: 4}
 	want3.Fingerprint = rep3.Fingerprint
@@ -172,13 +172,13 @@ func TestFailedSyncLeavesIndexIntact(t *testing.T) {
 	before := snapshot()
 
 	// A new catalogue changing every tool and adding more; the third write fails.
-	var next []Tool
+	var next []ToolRecord
 	for _, tl := range old {
 		tl.Description += " (v2)"
 		next = append(next, tl)
 	}
 	for i := range 5 {
-		next = append(next, Tool{Name: fmt.Sprintf("extra_%d", i), Description: "extra"})
+		next = append(next, ToolRecord{Name: fmt.Sprintf("extra_%d", i), Description: "extra"})
 	}
 	writes := 0
 	boom := errors.New("disk on fire")
@@ -190,7 +190,7 @@ func TestFailedSyncLeavesIndexIntact(t *testing.T) {
 		return nil
 	}
 	defer func() { failToolWrite = nil }()
-	for _, sync := range []func(context.Context, []Tool) (SyncReport, error){s.SyncTools, s.RebuildTools} {
+	for _, sync := range []func(context.Context, []ToolRecord) (SyncReport, error){s.SyncTools, s.RebuildTools} {
 		writes = 0
 		if _, err := sync(ctx, next); !errors.Is(err, boom) {
 			t.Fatalf("sync error = %v, want the injected failure", err)
@@ -213,7 +213,7 @@ func TestFailedSyncLeavesIndexIntact(t *testing.T) {
 }
 
 func TestSyncToolsRejectsBadRecords(t *testing.T) {
-	cases := map[string][]Tool{
+	cases := map[string][]ToolRecord{
 		"empty name":     {{Name: " "}},
 		"control char":   {{Name: "a\nb"}},
 		"duplicate":      {{Name: "a"}, {Name: "a"}},
@@ -238,18 +238,18 @@ func TestSyncToolsRejectsBadRecords(t *testing.T) {
 }
 
 func TestRecordHashCoversEveryField(t *testing.T) {
-	base := Tool{Name: "t", Description: "d", Namespace: "n", Category: "c", Tags: []string{"x"},
+	base := ToolRecord{Name: "t", Description: "d", Namespace: "n", Category: "c", Tags: []string{"x"},
 		Params: []Param{{Name: "p", Description: "pd"}}, Examples: []string{"e"}, LoadingMode: packs.LoadingDeferred, SideEffects: "read"}
-	mutations := map[string]func(*Tool){
-		"description": func(t *Tool) { t.Description = "d2" },
-		"namespace":   func(t *Tool) { t.Namespace = "n2" },
-		"category":    func(t *Tool) { t.Category = "c2" },
-		"tags":        func(t *Tool) { t.Tags = []string{"y"} },
-		"param name":  func(t *Tool) { t.Params = []Param{{Name: "q", Description: "pd"}} },
-		"param desc":  func(t *Tool) { t.Params = []Param{{Name: "p", Description: "other"}} },
-		"examples":    func(t *Tool) { t.Examples = nil },
-		"loading":     func(t *Tool) { t.LoadingMode = packs.LoadingAlways },
-		"side":        func(t *Tool) { t.SideEffects = "write" },
+	mutations := map[string]func(*ToolRecord){
+		"description": func(t *ToolRecord) { t.Description = "d2" },
+		"namespace":   func(t *ToolRecord) { t.Namespace = "n2" },
+		"category":    func(t *ToolRecord) { t.Category = "c2" },
+		"tags":        func(t *ToolRecord) { t.Tags = []string{"y"} },
+		"param name":  func(t *ToolRecord) { t.Params = []Param{{Name: "q", Description: "pd"}} },
+		"param desc":  func(t *ToolRecord) { t.Params = []Param{{Name: "p", Description: "other"}} },
+		"examples":    func(t *ToolRecord) { t.Examples = nil },
+		"loading":     func(t *ToolRecord) { t.LoadingMode = packs.LoadingAlways },
+		"side":        func(t *ToolRecord) { t.SideEffects = "write" },
 	}
 	r0, err := prepareTool(base)
 	if err != nil {
@@ -267,8 +267,8 @@ func TestRecordHashCoversEveryField(t *testing.T) {
 		}
 	}
 	// Defaults hash like their explicit values.
-	a, _ := prepareTool(Tool{Name: "x"})
-	b, _ := prepareTool(Tool{Name: "x", LoadingMode: packs.LoadingDeferred, SideEffects: "pure", Tags: []string{}})
+	a, _ := prepareTool(ToolRecord{Name: "x"})
+	b, _ := prepareTool(ToolRecord{Name: "x", LoadingMode: packs.LoadingDeferred, SideEffects: "pure", Tags: []string{}})
 	if a.hash != b.hash {
 		t.Error("default loading mode and side effects hash differently from the explicit values")
 	}

@@ -7,7 +7,7 @@ import (
 
 func TestSkillAliases(t *testing.T) {
 	entry := func(name, title, file string, kind SkillKind) *SkillEntry {
-		return &SkillEntry{Skill: &Skill{Name: name, Title: title, Kind: kind}, Origin: Origin{Source: SourceWorkspace, Path: file}}
+		return &SkillEntry{Skill: &SkillSpec{Name: name, Title: title, Kind: kind}, Origin: Origin{Source: SourceWorkspace, Path: file}}
 	}
 	rotate := entry("pack.ops.rotate_cert", "Rotate a  TLS certificate", "skills/ops/rotate-cert.skill.yaml", KindPlaybook)
 	faq1 := entry("pack.ops.faq.vpn", "VPN", "skills/ops/faq.skill.jsonl", KindPlaybook)

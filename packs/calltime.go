@@ -15,7 +15,7 @@ import (
 // value out of range or not among the options. It returns nil or every
 // problem joined, each a *ConfigError naming the key; a secret's value is
 // never quoted.
-func CheckToolConfig(t *Tool, values map[string]string) error {
+func CheckToolConfig(t *ToolSpec, values map[string]string) error {
 	params := map[string]ConfigParam{}
 	var names []string
 	for _, p := range t.ConfigParams {

@@ -26,14 +26,14 @@ type Origin struct {
 
 // SkillEntry is a skill of the catalog and where it came from.
 type SkillEntry struct {
-	Skill *Skill `json:"skill"`
+	Skill *SkillSpec `json:"skill"`
 	Origin
 }
 
 // ToolEntry is a tool of the catalog, the module and pack that bring it,
 // and where it came from.
 type ToolEntry struct {
-	Tool   *Tool   `json:"tool"`
+	Tool   *ToolSpec   `json:"tool"`
 	Module *Module `json:"-"`
 	Pack   *Pack   `json:"-"`
 	Origin
@@ -203,7 +203,7 @@ func moduleFingerprint(p *Pack, m *Module) string {
 	return fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
 }
 
-func toolHash(p *Pack, m *Module, t *Tool, fingerprint string) string {
+func toolHash(p *Pack, m *Module, t *ToolSpec, fingerprint string) string {
 	return contentHash(map[string]any{
 		"pack":    map[string]any{"name": p.Name, "version": p.Version},
 		"module":  map[string]any{"name": m.Name, "path": m.Path, "sha256": m.SHA256, "request": m.Request, "limits": m.Limits, "file": fingerprint},

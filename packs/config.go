@@ -1542,7 +1542,7 @@ func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 // SkillSettings returns the effective settings of s: each value from the
 // skill's config section, else from the skill itself, else from
 // [skills.defaults]. A skill is enabled unless a section says otherwise.
-func (c *Config) SkillSettings(s *Skill) SkillSettings {
+func (c *Config) SkillSettings(s *SkillSpec) SkillSettings {
 	out := SkillSettings{Enabled: true}
 	if s == nil {
 		return out
@@ -1630,7 +1630,7 @@ func (c *Config) fileName() string {
 // Keys configured but not declared are never included. Every declared
 // variable without a value is reported, each a *MissingEnvError saying
 // which key to add where.
-func (c *Config) SkillEnv(s *Skill) (map[string]string, error) {
+func (c *Config) SkillEnv(s *SkillSpec) (map[string]string, error) {
 	env := map[string]string{}
 	if s == nil || s.Subagent == nil {
 		return env, nil

@@ -59,7 +59,7 @@ func TestConfigGolden(t *testing.T) {
 			got := configGolden{Config: cfg, Errors: configErrLines(err)}
 			if cfg != nil {
 				got.String = strings.Split(strings.TrimSpace(cfg.String()), "\n")
-				for _, sk := range []*Skill{
+				for _, sk := range []*SkillSpec{
 					{Name: "research", Subagent: &Subagent{Model: "sonnet", MaxIterations: 5, MaxIterationsSet: true}},
 					{Name: "code-review"},
 					{Name: "other", Subagent: &Subagent{MaxIterations: 0}},
@@ -383,7 +383,7 @@ func TestSkillEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	research := &Skill{Name: "research", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY"}}}
+	research := &SkillSpec{Name: "research", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY"}}}
 	env, err := cfg.SkillEnv(research)
 	if err != nil {
 		t.Fatal(err)
@@ -394,19 +394,19 @@ func TestSkillEnv(t *testing.T) {
 	}
 
 	// A skill declaring nothing gets nothing, even with a configured section.
-	for _, s := range []*Skill{{Name: "research"}, {Name: "research", Subagent: &Subagent{}}} {
+	for _, s := range []*SkillSpec{{Name: "research"}, {Name: "research", Subagent: &Subagent{}}} {
 		if env, err := cfg.SkillEnv(s); err != nil || len(env) != 0 {
 			t.Errorf("undeclared: %v, %v", env, err)
 		}
 	}
 	// Another skill declaring the same name does not get research's value.
-	_, err = cfg.SkillEnv(&Skill{Name: "thief", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY"}}})
+	_, err = cfg.SkillEnv(&SkillSpec{Name: "thief", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY"}}})
 	if !errors.Is(err, ErrMissingEnv) {
 		t.Errorf("thief got %v", err)
 	}
 
 	// Missing values: every one named, with where to add it.
-	_, err = cfg.SkillEnv(&Skill{Name: "research", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY", "SERP_KEY", "MAPS_KEY"}}})
+	_, err = cfg.SkillEnv(&SkillSpec{Name: "research", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY", "SERP_KEY", "MAPS_KEY"}}})
 	want := []string{
 		`skill "research" needs SERP_KEY: add SERP_KEY = "…" under [skills.research] in /srv/skillhost.toml`,
 		`skill "research" needs MAPS_KEY: add MAPS_KEY = "…" under [skills.research] in /srv/skillhost.toml`,
@@ -422,7 +422,7 @@ func TestSkillEnv(t *testing.T) {
 	// With no config at all the message names the default file, and a
 	// dotted name is quoted as TOML needs.
 	var none *Config
-	_, err = none.SkillEnv(&Skill{Name: "pack.core.x", Subagent: &Subagent{Env: []string{"K"}}})
+	_, err = none.SkillEnv(&SkillSpec{Name: "pack.core.x", Subagent: &Subagent{Env: []string{"K"}}})
 	if got, want := fmt.Sprint(err), `skill "pack.core.x" needs K: add K = "…" under [skills."pack.core.x"] in skillhost.toml`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
@@ -461,17 +461,17 @@ enabled = true
 		t.Fatal(err)
 	}
 	tests := []struct {
-		skill *Skill
+		skill *SkillSpec
 		want  SkillSettings
 	}{
-		{&Skill{Name: "plain"}, SkillSettings{Enabled: false, Model: "default", MaxIterations: 20, AllowChatIDs: []string{"1"}}},
-		{&Skill{Name: "on", Subagent: &Subagent{Model: "from-file", MaxIterations: 7, MaxIterationsSet: true}},
+		{&SkillSpec{Name: "plain"}, SkillSettings{Enabled: false, Model: "default", MaxIterations: 20, AllowChatIDs: []string{"1"}}},
+		{&SkillSpec{Name: "on", Subagent: &Subagent{Model: "from-file", MaxIterations: 7, MaxIterationsSet: true}},
 			SkillSettings{Enabled: true, Model: "from-file", MaxIterations: 7}},
 		// An agent skill that declares no bound carries the format default,
 		// which [skills.defaults] replaces.
-		{&Skill{Name: "plain-agent", Subagent: &Subagent{MaxIterations: DefaultMaxIterations}},
+		{&SkillSpec{Name: "plain-agent", Subagent: &Subagent{MaxIterations: DefaultMaxIterations}},
 			SkillSettings{Enabled: false, Model: "default", MaxIterations: 20, AllowChatIDs: []string{"1"}}},
-		{&Skill{Name: "own", Subagent: &Subagent{Model: "from-file", MaxIterations: 7, MaxIterationsSet: true}},
+		{&SkillSpec{Name: "own", Subagent: &Subagent{Model: "from-file", MaxIterations: 7, MaxIterationsSet: true}},
 			SkillSettings{Enabled: true, Model: "configured", MaxIterations: 4, AllowChatIDs: []string{"1"}}},
 	}
 	for _, tt := range tests {
@@ -480,7 +480,7 @@ enabled = true
 		}
 	}
 	var none *Config
-	if got := none.SkillSettings(&Skill{Name: "x"}); !got.Enabled {
+	if got := none.SkillSettings(&SkillSpec{Name: "x"}); !got.Enabled {
 		t.Errorf("nil config disables: %+v", got)
 	}
 }
@@ -553,13 +553,13 @@ model = "haiku"
 		fmt.Println(err)
 		return
 	}
-	research := &Skill{Name: "research", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY"}}}
+	research := &SkillSpec{Name: "research", Subagent: &Subagent{Env: []string{"PERPLEXITY_API_KEY"}}}
 	env, _ := cfg.SkillEnv(research)
 	fmt.Println(len(env), env["PERPLEXITY_API_KEY"] != "")
 	fmt.Println(cfg.SkillSettings(research).Model)
 	fmt.Printf("%v\n", cfg.Skills["research"].Env)
 
-	_, err = cfg.SkillEnv(&Skill{Name: "maps", Subagent: &Subagent{Env: []string{"MAPS_KEY"}}})
+	_, err = cfg.SkillEnv(&SkillSpec{Name: "maps", Subagent: &Subagent{Env: []string{"MAPS_KEY"}}})
 	fmt.Println(err)
 	// Output:
 	// 1 true

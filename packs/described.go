@@ -8,8 +8,8 @@ import (
 
 // DescribedTool turns what a module's describe export reports about one
 // tool into a Tool, not yet completed (see Pack.CompleteTool).
-func DescribedTool(td abi.ToolDescriptor) *Tool {
-	t := &Tool{
+func DescribedTool(td abi.ToolDescriptor) *ToolSpec {
+	t := &ToolSpec{
 		Name: td.Name, Export: td.Export, Description: td.Description,
 		InputSchema: td.InputSchema, OutputSchema: td.OutputSchema,
 		Tags: td.Tags, Category: td.Category,
@@ -29,7 +29,7 @@ var describedKeys = []string{"description", "input_schema", "output_schema"}
 // NeedsDescribe reports whether tool entry t leaves out something a
 // module's describe export reports (its description or one of its
 // schemas), so the registry should merge the two (see MergeTool).
-func NeedsDescribe(t *Tool) bool {
+func NeedsDescribe(t *ToolSpec) bool {
 	for _, k := range describedKeys {
 		if !slices.Contains(t.Written, k) {
 			return true
@@ -44,7 +44,7 @@ func NeedsDescribe(t *Tool) bool {
 // other field is the module's. So an entry written only to set
 // idempotent keeps the description and schemas the module reports.
 // Neither argument is changed; the result is not completed.
-func MergeTool(described, entry *Tool) *Tool {
+func MergeTool(described, entry *ToolSpec) *ToolSpec {
 	t := *described
 	t.Written = entry.Written
 	for _, k := range entry.Written {

@@ -50,14 +50,14 @@ func TestMergeToolOverridesFieldByField(t *testing.T) {
 	})
 	// entry has every field set, each to something the module did not say.
 	min := 1.0
-	entry := &packs.Tool{
+	entry := &packs.ToolSpec{
 		Name: "t2", Export: "e", DisplayName: "T", Description: "From the manifest.", Icon: "x", Version: "2",
 		InputSchema: json.RawMessage(`{"type":"object","required":["a"]}`), OutputSchema: json.RawMessage(`{}`),
 		Examples: []packs.Example{{Args: json.RawMessage(`{"a":1}`)}}, Tags: []string{"man"}, Category: "c",
 		SideEffects: true, Idempotent: false, RequiresNetwork: false, RequiresFilesystem: true, RiskLevel: "CRITICAL",
 		Hidden: true, Loading: "always", ConfigParams: []packs.ConfigParam{{Name: "k", Type: "number", Min: &min}},
 	}
-	tt := reflect.TypeOf(packs.Tool{})
+	tt := reflect.TypeOf(packs.ToolSpec{})
 	for i := 0; i < tt.NumField(); i++ {
 		f := tt.Field(i)
 		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -84,7 +84,7 @@ func TestMergeToolOverridesFieldByField(t *testing.T) {
 	}
 	// An entry written only to set one flag keeps the module's
 	// description and schemas, and changes the risk.
-	e := &packs.Tool{Name: "t", SideEffects: true, Written: []string{"name", "side_effects"}}
+	e := &packs.ToolSpec{Name: "t", SideEffects: true, Written: []string{"name", "side_effects"}}
 	got := packs.MergeTool(described, e)
 	if got.Description != "From the module." || string(got.InputSchema) != `{"type":"object"}` || !got.SideEffects || !got.Idempotent {
 		t.Errorf("merged %+v", got)

@@ -194,7 +194,7 @@ func checkExample(root string, ex *docExample, manifests map[string]string) (che
 	var c checked
 	base := path.Base(ex.path)
 	fsys := os.DirFS(root)
-	collect := func(skills []*packs.Skill, err error) {
+	collect := func(skills []*packs.SkillSpec, err error) {
 		c.errs = leaves(err)
 		for _, s := range skills {
 			if s != nil {
@@ -208,13 +208,13 @@ func checkExample(root string, ex *docExample, manifests map[string]string) (che
 		c.errs = leaves(err)
 	case base == packs.SkillFile:
 		s, err := packs.LoadSkillDir(fsys, path.Dir(ex.path))
-		collect([]*packs.Skill{s}, err)
+		collect([]*packs.SkillSpec{s}, err)
 	case slices.ContainsFunc(playbookSuffixes, func(s string) bool { return strings.HasSuffix(base, s) }):
 		skills, err := packs.ParsePlaybook(ex.path, ex.body, packOf(ex.path, manifests))
 		collect(skills, err)
 	case strings.HasSuffix(base, ".md"):
 		s, err := packs.LoadSkillFile(fsys, ex.path)
-		collect([]*packs.Skill{s}, err)
+		collect([]*packs.SkillSpec{s}, err)
 	case strings.HasSuffix(base, ".toml"):
 		_, err := packs.ParseConfig(ex.path, ex.body)
 		c.errs = leaves(err)

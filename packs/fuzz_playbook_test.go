@@ -92,7 +92,7 @@ func checkPlaybookResult(t *testing.T, file string, data []byte, single bool) {
 	}
 }
 
-func mustPlaybookHash(t *testing.T, s *Skill) string {
+func mustPlaybookHash(t *testing.T, s *SkillSpec) string {
 	h, err := playbookHash(s)
 	if err != nil {
 		t.Fatal(err)

@@ -312,8 +312,8 @@ func within(field, outer string) bool {
 }
 
 // tool builds and checks one tool entry found at instance location at.
-func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
-	t := &Tool{
+func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *ToolSpec {
+	t := &ToolSpec{
 		Name: rt.Name, Export: rt.Export, DisplayName: rt.DisplayName, Description: rt.Description, Icon: rt.Icon,
 		Version: scalarText(rt.Version), InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema,
 		Examples: rt.Examples, Tags: rt.Tags, Category: rt.Category,
@@ -386,7 +386,7 @@ func (c *manifestCheck) tool(p *Pack, rt rawTool, at []string) *Tool {
 // OutputSchemaField) into the form MCP clients accept (FitInputSchema),
 // or reports each part it cannot, located in the manifest. The schema
 // compiles: what JSON Schema itself refuses is reported as such before.
-func (c *manifestCheck) fitSchema(t *Tool, key string, at []string) {
+func (c *manifestCheck) fitSchema(t *ToolSpec, key string, at []string) {
 	fit, raw := FitInputSchema, &t.InputSchema
 	if key == OutputSchemaField {
 		fit, raw = FitOutputSchema, &t.OutputSchema
@@ -477,7 +477,7 @@ func (c *manifestCheck) configParam(cp ConfigParam, at []string) {
 // LoadingDeferred) and the version (the pack's). Parse applies it to
 // every tool; a caller that builds tools from a module's describe export
 // applies it to those.
-func (p *Pack) CompleteTool(t *Tool) {
+func (p *Pack) CompleteTool(t *ToolSpec) {
 	if t.Export == "" {
 		t.Export = t.Name
 	}

@@ -58,7 +58,7 @@ func TestParseGood(t *testing.T) {
 				Services:     []string{"mail.send"},
 			},
 			Limits: Limits{Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxOutputBytes: 1e6, MaxFuel: 5e6},
-			Tools: []*Tool{
+			Tools: []*ToolSpec{
 				{Name: "slugify", Export: "slugify", DisplayName: "Slugify", Description: "Make a slug.", Idempotent: true,
 					InputSchema: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`),
 					Version:     "1.2.0", Category: DefaultCategory, Loading: LoadingDeferred,
@@ -204,20 +204,20 @@ func TestDisplayName(t *testing.T) {
 // same defaults.
 func TestCompleteTool(t *testing.T) {
 	p := &Pack{Version: "3.0.0", DefaultLoading: LoadingAlways}
-	got := &Tool{Name: "word_count"}
+	got := &ToolSpec{Name: "word_count"}
 	p.CompleteTool(got)
-	want := &Tool{Name: "word_count", Export: "word_count", DisplayName: "Word count", Category: DefaultCategory,
+	want := &ToolSpec{Name: "word_count", Export: "word_count", DisplayName: "Word count", Category: DefaultCategory,
 		Loading: LoadingAlways, Version: "3.0.0"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}
-	kept := &Tool{Name: "a", Export: "b", DisplayName: "C", Category: "d", Loading: LoadingDeferred, Version: "1"}
+	kept := &ToolSpec{Name: "a", Export: "b", DisplayName: "C", Category: "d", Loading: LoadingDeferred, Version: "1"}
 	before := *kept
 	(&Pack{}).CompleteTool(kept)
 	if d := cmp.Diff(&before, kept); d != "" {
 		t.Errorf("declared fields changed (-want +got)\n%s", d)
 	}
-	empty := &Tool{Name: "a"}
+	empty := &ToolSpec{Name: "a"}
 	(&Pack{}).CompleteTool(empty)
 	if empty.Loading != LoadingDeferred {
 		t.Errorf("loading %q, want deferred", empty.Loading)
@@ -226,17 +226,17 @@ func TestCompleteTool(t *testing.T) {
 
 func TestToolRisk(t *testing.T) {
 	for _, tt := range []struct {
-		tool Tool
+		tool ToolSpec
 		want string
 	}{
-		{Tool{Idempotent: true}, "SAFE"},
-		{Tool{}, "MODERATE"},
-		{Tool{SideEffects: true}, "MODERATE"},
-		{Tool{SideEffects: true, RequiresNetwork: true}, "DANGEROUS"},
-		{Tool{SideEffects: true, RequiresFilesystem: true}, "DANGEROUS"},
-		{Tool{Idempotent: true, RequiresNetwork: true}, "SAFE"},
-		{Tool{Idempotent: true, RiskLevel: "CRITICAL"}, "CRITICAL"},
-		{Tool{Idempotent: true, RiskLevel: "AUTO"}, "SAFE"},
+		{ToolSpec{Idempotent: true}, "SAFE"},
+		{ToolSpec{}, "MODERATE"},
+		{ToolSpec{SideEffects: true}, "MODERATE"},
+		{ToolSpec{SideEffects: true, RequiresNetwork: true}, "DANGEROUS"},
+		{ToolSpec{SideEffects: true, RequiresFilesystem: true}, "DANGEROUS"},
+		{ToolSpec{Idempotent: true, RequiresNetwork: true}, "SAFE"},
+		{ToolSpec{Idempotent: true, RiskLevel: "CRITICAL"}, "CRITICAL"},
+		{ToolSpec{Idempotent: true, RiskLevel: "AUTO"}, "SAFE"},
 	} {
 		if got := tt.tool.Risk(); got != tt.want {
 			t.Errorf("%+v: Risk() = %s, want %s", tt.tool, got, tt.want)

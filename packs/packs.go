@@ -72,7 +72,7 @@ type Module struct {
 	// Tools lists the module's tools. When the manifest lists none, the
 	// caller takes them from the module's describe export (and completes
 	// them with Pack.CompleteTool).
-	Tools []*Tool `json:"tools,omitempty"`
+	Tools []*ToolSpec `json:"tools,omitempty"`
 }
 
 // Request is the capabilities a module asks for. Nothing is granted unless
@@ -131,8 +131,8 @@ const (
 // DefaultCategory is the category of a tool that declares none.
 const DefaultCategory = "general"
 
-// Tool describes one tool a module exports.
-type Tool struct {
+// ToolSpec describes one tool a module exports.
+type ToolSpec struct {
 	Name string `json:"name"`
 	// Export is the module export implementing the tool (default: Name).
 	Export string `json:"export"`
@@ -225,7 +225,7 @@ type ConfigParam struct {
 // SAFE for an idempotent tool without side effects, DANGEROUS for side
 // effects with network or filesystem access, and MODERATE otherwise — a
 // tool that declares neither flag is not assumed safe.
-func (t *Tool) Risk() string {
+func (t *ToolSpec) Risk() string {
 	if t.RiskLevel != "" && t.RiskLevel != "AUTO" {
 		return t.RiskLevel
 	}

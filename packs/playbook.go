@@ -91,7 +91,7 @@ const learnedPrefix = "learned."
 // Every problem is a *ManifestError (matching ErrInvalidManifest) with file
 // and, where known, the line; all found are joined. Single-skill formats
 // return no skill when there is an error.
-func ParsePlaybook(file string, data []byte, pack string) ([]*Skill, error) {
+func ParsePlaybook(file string, data []byte, pack string) ([]*SkillSpec, error) {
 	if len(data) > maxPlaybookBytes {
 		return nil, &ManifestError{File: file,
 			Msg: fmt.Sprintf("is %d bytes; at most %d allowed (split it into several skill files)", len(data), maxPlaybookBytes)}
@@ -132,18 +132,18 @@ type playbookParser struct {
 }
 
 // one returns the result of a single-skill format.
-func (p *playbookParser) one(s *Skill, errs []error) ([]*Skill, error) {
+func (p *playbookParser) one(s *SkillSpec, errs []error) ([]*SkillSpec, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(byLine(errs)...)
 	}
-	return []*Skill{s}, nil
+	return []*SkillSpec{s}, nil
 }
 
 func (p *playbookParser) errorf(line int, field, format string, args ...any) error {
 	return &ManifestError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-func (p *playbookParser) markdown(data []byte) (*Skill, []error) {
+func (p *playbookParser) markdown(data []byte) (*SkillSpec, []error) {
 	first, _, _ := bytes.Cut(data, []byte("\n"))
 	if !isDelimiter(first) {
 		return nil, []error{p.errorf(1, "",
@@ -186,7 +186,7 @@ func trimBody(body string) string {
 	}
 }
 
-func (p *playbookParser) yamlFile(data []byte, ext string) (*Skill, []error) {
+func (p *playbookParser) yamlFile(data []byte, ext string) (*SkillSpec, []error) {
 	doc, err := decodeYAML(p.file, data)
 	if err != nil {
 		return nil, []error{err}
@@ -194,7 +194,7 @@ func (p *playbookParser) yamlFile(data []byte, ext string) (*Skill, []error) {
 	return p.finish(p.skill(doc, "a "+ext+" file", 1, 0))
 }
 
-func (p *playbookParser) jsonFile(data []byte) (*Skill, []error) {
+func (p *playbookParser) jsonFile(data []byte) (*SkillSpec, []error) {
 	if err := p.strictJSON(data, 0); err != nil {
 		return nil, []error{err}
 	}
@@ -206,7 +206,7 @@ func (p *playbookParser) jsonFile(data []byte) (*Skill, []error) {
 }
 
 // finish computes the content hash of a parsed skill.
-func (p *playbookParser) finish(s *Skill, errs []error) (*Skill, []error) {
+func (p *playbookParser) finish(s *SkillSpec, errs []error) (*SkillSpec, []error) {
 	if s == nil {
 		return nil, errs
 	}
@@ -249,9 +249,9 @@ func (p *playbookParser) strictJSON(data []byte, line int) error {
 	return p.errorf(l, "", "not valid JSON at column %d: %v", col, se)
 }
 
-func (p *playbookParser) jsonlFile(data []byte) ([]*Skill, error) {
+func (p *playbookParser) jsonlFile(data []byte) ([]*SkillSpec, error) {
 	var (
-		skills   []*Skill
+		skills   []*SkillSpec
 		errs     []error
 		bad      int
 		nameLine = map[string]int{}
@@ -292,7 +292,7 @@ func (p *playbookParser) jsonlFile(data []byte) ([]*Skill, error) {
 
 // jsonlRecord parses the JSONL line raw, which is line lineNo of the file.
 // Every error it returns carries lineNo.
-func (p *playbookParser) jsonlRecord(raw []byte, lineNo int) (*Skill, []error) {
+func (p *playbookParser) jsonlRecord(raw []byte, lineNo int) (*SkillSpec, []error) {
 	if err := p.strictJSON(raw, lineNo); err != nil {
 		return nil, []error{err}
 	}
@@ -399,7 +399,7 @@ func atLine(err error, line int) []error {
 // ("frontmatter", "a .skill.yaml file"); line is the skill's line in the
 // file; delta is added to node lines to make them file lines. The content
 // hash is left to the caller (Markdown adds its body first).
-func (p *playbookParser) skill(doc *yaml.Node, what string, line, delta int) (*Skill, []error) {
+func (p *playbookParser) skill(doc *yaml.Node, what string, line, delta int) (*SkillSpec, []error) {
 	root := doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
@@ -430,7 +430,7 @@ func (p *playbookParser) skill(doc *yaml.Node, what string, line, delta int) (*S
 	errs := checkSchema("playbook", p.file, doc)
 	lineOffset(errs, delta)
 	m, _ := v.(map[string]any)
-	s := &Skill{Kind: KindPlaybook, Pack: p.pack, File: p.file, Line: line, TaskType: TaskUnknown}
+	s := &SkillSpec{Kind: KindPlaybook, Pack: p.pack, File: p.file, Line: line, TaskType: TaskUnknown}
 	s.Title = strings.TrimSpace(asString(m["title"]))
 	s.Description = strings.TrimSpace(asString(m["description"]))
 	s.Trigger = strings.TrimSpace(asString(m["trigger"]))
@@ -591,7 +591,7 @@ func nodeNoun(n *yaml.Node) string {
 // of its normalised fields, extra fields and Markdown body. Where it was
 // read from (file, line, pack) and its warnings are left out, so moving or
 // reformatting a skill keeps its hash.
-func playbookHash(s *Skill) (string, error) {
+func playbookHash(s *SkillSpec) (string, error) {
 	extra := s.Extra
 	if extra == nil {
 		extra = map[string]any{}

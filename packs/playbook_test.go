@@ -21,7 +21,7 @@ const playbookTestdata = "../testdata/packs/playbook"
 // playbookResult is what a golden file holds: the skills parsed and the
 // errors, one message each.
 type playbookResult struct {
-	Skills []*Skill `json:"skills"`
+	Skills []*SkillSpec `json:"skills"`
 	Errors []string `json:"errors"`
 }
 
@@ -29,7 +29,7 @@ func parseResult(file string, data []byte, pack string) playbookResult {
 	skills, err := ParsePlaybook(file, data, pack)
 	r := playbookResult{Skills: skills, Errors: []string{}}
 	if r.Skills == nil {
-		r.Skills = []*Skill{}
+		r.Skills = []*SkillSpec{}
 	}
 	for _, e := range flattenErrors(err) {
 		r.Errors = append(r.Errors, e.Error())
@@ -105,7 +105,7 @@ func TestPlaybookFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := skills[0]
-		want := &Skill{
+		want := &SkillSpec{
 			Name:          "pack.demo.browser.sign_in_with_password",
 			Kind:          KindPlaybook,
 			Title:         "Sign in with a password",
@@ -608,7 +608,7 @@ func TestBundledPlaybookSkills(t *testing.T) {
 
 // skillToolNames lists the tools named in a skill's extra "tools" field
 // (a list of {tool: name, note: …}).
-func skillToolNames(s *Skill) []string {
+func skillToolNames(s *SkillSpec) []string {
 	var out []string
 	list, _ := s.Extra["tools"].([]any)
 	for _, e := range list {

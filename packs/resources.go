@@ -69,7 +69,7 @@ const (
 //
 // Limits: at most MaxSkillFiles files, MaxSkillBytes in total, 512 folders
 // and 16 levels of nesting.
-func LoadSkillDir(fsys fs.FS, dir string) (*Skill, error) {
+func LoadSkillDir(fsys fs.FS, dir string) (*SkillSpec, error) {
 	if dir == "." || !fs.ValidPath(dir) {
 		return nil, fmt.Errorf("packs: LoadSkillDir needs the skill folder's path inside the FS (the folder name is checked against the skill name), got %q", dir)
 	}
@@ -95,7 +95,7 @@ func LoadSkillDir(fsys fs.FS, dir string) (*Skill, error) {
 		}
 		return nil, errors.Join(w.errs...)
 	}
-	var skill *Skill
+	var skill *SkillSpec
 	total := w.skillMD.size
 	data, err := readBounded(fsys, path.Join(dir, w.skillMD.real), file)
 	if err != nil {
@@ -144,7 +144,7 @@ func LoadSkillDir(fsys fs.FS, dir string) (*Skill, error) {
 // stem is the skill's name and it brings no resources. A symbolic link is
 // followed only within the file's folder. Problems are *ManifestError
 // values.
-func LoadSkillFile(fsys fs.FS, name string) (*Skill, error) {
+func LoadSkillFile(fsys fs.FS, name string) (*SkillSpec, error) {
 	if !fs.ValidPath(name) || name == "." || path.Ext(name) != ".md" {
 		return nil, fmt.Errorf("packs: LoadSkillFile needs the path of a .md file inside the FS, got %q", name)
 	}

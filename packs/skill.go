@@ -22,9 +22,9 @@ const (
 	TaskUnknown = "unknown"
 )
 
-// Skill is one skill, whichever format it was written in. Fields a format
+// SkillSpec is one skill, whichever format it was written in. Fields a format
 // does not have stay zero.
-type Skill struct {
+type SkillSpec struct {
 	// Name identifies the skill. Agent skills use the folder name; playbook
 	// skills without one get pack.<pack>.<slug>.
 	Name string    `json:"name"`

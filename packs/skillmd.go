@@ -44,7 +44,7 @@ var (
 //
 // Every problem found is returned, joined; each is a *ManifestError with
 // the line in file.
-func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
+func ParseSkillMD(file string, data []byte, dirName string) (*SkillSpec, error) {
 	if !utf8.Valid(data) {
 		off := invalidUTF8Offset(data)
 		return nil, &ManifestError{File: file, Line: lineAt(data, off),
@@ -100,7 +100,7 @@ func ParseSkillMD(file string, data []byte, dirName string) (*Skill, error) {
 			return ok && me.Msg == `missing required field "description"`
 		})
 	}
-	s := &Skill{
+	s := &SkillSpec{
 		Kind:         KindAgent,
 		File:         file,
 		Line:         1,
@@ -280,7 +280,7 @@ func stringItems(v any) []string {
 	return out
 }
 
-func (p *skillParser) read(s *Skill, dirName string) {
+func (p *skillParser) read(s *SkillSpec, dirName string) {
 	// name, checked against the folder.
 	rawName, present := p.fields["name"]
 	switch name, ok := rawName.(string); {
@@ -444,7 +444,7 @@ func jsonNoun(v any) string {
 }
 
 // body checks the instructions.
-func (p *skillParser) body(s *Skill, fm *frontmatter) {
+func (p *skillParser) body(s *SkillSpec, fm *frontmatter) {
 	if strings.TrimSpace(fm.Body) == "" {
 		p.warn(max(fm.BodyLine-1, 1), "SKILL.md body is empty; write the skill's instructions after the closing ---")
 		return
@@ -551,7 +551,7 @@ func sameSet(a, b []string) bool {
 // of its normalised fields, instructions and resource hashes. Where it was
 // read from (file, pack, source) and its warnings are left out, so the same
 // skill hashes the same wherever it lives.
-func agentSkillHash(s *Skill) string {
+func agentSkillHash(s *SkillSpec) string {
 	return contentHash(struct {
 		Kind          SkillKind         `json:"kind"`
 		Name          string            `json:"name"`

@@ -29,7 +29,7 @@ func loadCase(t *testing.T, dir string) []any {
 	fsys := os.DirFS(dir)
 	var out []any
 	for _, e := range entries {
-		var s *Skill
+		var s *SkillSpec
 		var err error
 		switch {
 		case e.IsDir():
@@ -90,7 +90,7 @@ func TestSkillMDGolden(t *testing.T) {
 // TestParseSkillMDFields checks the parsed fields of the golden cases
 // directly, so a wrong golden file cannot hide a regression.
 func TestParseSkillMDFields(t *testing.T) {
-	load := func(dir, name string) *Skill {
+	load := func(dir, name string) *SkillSpec {
 		t.Helper()
 		s, err := LoadSkillDir(os.DirFS(filepath.Join(skillmdTestdata, dir)), name)
 		if err != nil {
@@ -431,7 +431,7 @@ func TestBundledAgentSkills(t *testing.T) {
 // wrong golden file cannot hide a regression.
 func TestPublishedShapes(t *testing.T) {
 	fsys := os.DirFS(filepath.Join(skillmdTestdata, "published-shapes"))
-	load := func(name string) *Skill {
+	load := func(name string) *SkillSpec {
 		t.Helper()
 		s, err := LoadSkillDir(fsys, name)
 		if err != nil {

@@ -118,7 +118,7 @@ type SourceContents struct {
 	// Root names the source in paths.
 	Root   string
 	Packs  []*Pack
-	Skills []*Skill
+	Skills []*SkillSpec
 	// Warnings are problems that lose nothing but may surprise, such as a
 	// symbolic link that was not followed.
 	Warnings []string
@@ -413,7 +413,7 @@ func (w *sourceWalker) loadPlaybook(rel, pack string) {
 
 // addSkills records skills found in this source, keeping the first of
 // each name.
-func (w *sourceWalker) addSkills(pack string, skills ...*Skill) {
+func (w *sourceWalker) addSkills(pack string, skills ...*SkillSpec) {
 	for _, s := range skills {
 		if s == nil {
 			continue

@@ -350,7 +350,7 @@ func TestBundledSource(t *testing.T) {
 	}
 }
 
-func srcFind(skills []*Skill, name string) (*Skill, bool) {
+func srcFind(skills []*SkillSpec, name string) (*SkillSpec, bool) {
 	for _, s := range skills {
 		if s.Name == name {
 			return s, true

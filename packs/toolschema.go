@@ -103,7 +103,7 @@ func FitOutputSchema(raw json.RawMessage) (json.RawMessage, error) {
 // FitSchemas applies FitInputSchema and FitOutputSchema to t's schemas,
 // replacing those that were rewritten, and returns their errors joined.
 // The errors are *ToolSchemaError values, whose Field names the schema.
-func (t *Tool) FitSchemas() error {
+func (t *ToolSpec) FitSchemas() error {
 	in, inErr := FitInputSchema(t.InputSchema)
 	out, outErr := FitOutputSchema(t.OutputSchema)
 	if inErr == nil {

@@ -125,21 +125,21 @@ func TestCheckModule(t *testing.T) {
 	command := readFixture(t, "testdata/guests/wat/command.wasm")
 	echo := readFixture(t, "testdata/guests/wat/echo.wasm")
 	text := readFixture(t, "packs/bundled/modules/text/text.wasm")
-	tool := func(name, export string) *packs.Tool { return &packs.Tool{Name: name, Export: export} }
+	tool := func(name, export string) *packs.ToolSpec { return &packs.ToolSpec{Name: name, Export: export} }
 	tests := []struct {
 		name  string
 		wasm  []byte
-		tools []*packs.Tool
+		tools []*packs.ToolSpec
 		want  []string // each in the error; none: no error
 	}{
-		{"command module", command, []*packs.Tool{tool("run", "run")},
+		{"command module", command, []*packs.ToolSpec{tool("run", "run")},
 			[]string{"WASI command module", "exports _start and no _initialize", "-buildmode=c-shared", "unreachable"}},
 		{"no tools and no describe", echo, nil,
 			[]string{"no tools: entry in pack.yaml and no describe export", "exports found: config, echo, fail"}},
-		{"entry naming a missing export", echo, []*packs.Tool{tool("e", "echo"), tool("x", "nope")},
+		{"entry naming a missing export", echo, []*packs.ToolSpec{tool("e", "echo"), tool("x", "nope")},
 			[]string{`no export "nope" for tool "x"`}},
 		{"not wasm", []byte("#!/bin/sh"), nil, []string{"not a WebAssembly module"}},
-		{"listed tools", echo, []*packs.Tool{tool("e", "echo")}, nil},
+		{"listed tools", echo, []*packs.ToolSpec{tool("e", "echo")}, nil},
 		{"describe export", text, nil, nil},
 	}
 	for _, tt := range tests {

@@ -76,8 +76,8 @@ func BenchmarkRunCall(b *testing.B) {
 // nop is a native tool that does nothing.
 type nop struct{ name string }
 
-func (n nop) Describe() packs.Tool {
-	return packs.Tool{Name: n.name, Description: "Does nothing.", Loading: packs.LoadingDeferred}
+func (n nop) Describe() packs.ToolSpec {
+	return packs.ToolSpec{Name: n.name, Description: "Does nothing.", Loading: packs.LoadingDeferred}
 }
 func (nop) Execute(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage("null"), nil

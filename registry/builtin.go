@@ -101,7 +101,7 @@ func Builtins(opts BuiltinOptions) []Native {
 // answers a call made in a run. The registry runs fn under a deadline
 // (builtinTool).
 type builtin struct {
-	desc packs.Tool
+	desc packs.ToolSpec
 	fn   func(ctx context.Context, run *Run, args json.RawMessage) (any, error)
 	set  *SkillSet // list_skills' skill set, for Run.Skills
 	// runsScripts says fn runs skills' scripts, each under its own
@@ -109,7 +109,7 @@ type builtin struct {
 	runsScripts bool
 }
 
-func (b *builtin) Describe() packs.Tool { return b.desc }
+func (b *builtin) Describe() packs.ToolSpec { return b.desc }
 
 func (b *builtin) Execute(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	run := RunFrom(ctx)
@@ -180,7 +180,7 @@ func (o BuiltinOptions) scope(run *Run) index.Scope {
 
 // ---- tool_search -----------------------------------------------------
 
-var toolSearchDesc = packs.Tool{
+var toolSearchDesc = packs.ToolSpec{
 	Name: ToolSearchName,
 	Description: "Find tools you can use that are not in your tool list yet. Describe what you need in a few words " +
 		"(search_type fts, the default), give a regular expression (regex) or an exact tool name (exact). " +
@@ -259,7 +259,7 @@ func (o BuiltinOptions) toolSearch(ctx context.Context, run *Run, args json.RawM
 
 // ---- skill_search, skill_get, skill_list -----------------------------
 
-var skillSearchDesc = packs.Tool{
+var skillSearchDesc = packs.ToolSpec{
 	Name: SkillSearchName,
 	Description: "Search the skills (written procedures for recurring tasks) by what a task needs. Returns names; read a " +
 		"skill with skill_get. search_type fts (default: words), regex (a pattern) or exact (a skill name). " +
@@ -304,7 +304,7 @@ func (o BuiltinOptions) skillSearch(ctx context.Context, run *Run, args json.Raw
 	return res, nil
 }
 
-var skillGetDesc = packs.Tool{
+var skillGetDesc = packs.ToolSpec{
 	Name: SkillGetName,
 	Description: "Read skills by name (1 to 10 names from skill_search, skill_list or the skill directory). " +
 		"Answers {skills: [{name, title, description, trigger, task_type, steps, preconditions, failure_modes, instructions}], " +
@@ -354,7 +354,7 @@ func (o BuiltinOptions) skillGet(ctx context.Context, run *Run, args json.RawMes
 	return res, nil
 }
 
-var skillListDesc = packs.Tool{
+var skillListDesc = packs.ToolSpec{
 	Name: SkillListName,
 	Description: "List the skills page by page, by name, with a short trigger each; filter by task_type, origin " +
 		"(pack or learned) and scope (project, tenant or global: where the skill is kept). " +

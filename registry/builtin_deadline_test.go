@@ -17,7 +17,7 @@ import (
 // deadlineBuiltin is a built-in of the deadline tests: its description is
 // a built-in's, its answer whatever fn does.
 func deadlineBuiltin(name string, fn func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)) registry.Native {
-	return biTool{d: packs.Tool{Name: name, Description: "A built-in of the deadline tests.", Loading: packs.LoadingAlways}, fn: fn}
+	return biTool{d: packs.ToolSpec{Name: name, Description: "A built-in of the deadline tests.", Loading: packs.LoadingAlways}, fn: fn}
 }
 
 // Every built-in runs under a deadline, as a Wasm tool runs under its

@@ -41,7 +41,7 @@ const scriptsDir = "scripts/"
 
 var skillNameProp = `"skill_name":{"type":"string","minLength":1,"description":"The skill's name, as list_skills gives it."}`
 
-var listSkillsDesc = packs.Tool{
+var listSkillsDesc = packs.ToolSpec{
 	Name: ListSkillsName,
 	Description: "List the skills you can use: each one's name, what it is for, and its scripts. " +
 		"Read a skill's instructions with load_skill before following it. " +
@@ -56,7 +56,7 @@ var listSkillsDesc = packs.Tool{
 	Loading:    packs.LoadingAlways,
 }
 
-var loadSkillDesc = packs.Tool{
+var loadSkillDesc = packs.ToolSpec{
 	Name: LoadSkillName,
 	Description: "Load a skill: its instructions, and the files and scripts it brings (names and sizes). " +
 		"Read a file with read_skill_resource; run a script marked runnable with run_skill_script. " +
@@ -74,7 +74,7 @@ var loadSkillDesc = packs.Tool{
 	Loading:    packs.LoadingAlways,
 }
 
-var readSkillResourceDesc = packs.Tool{
+var readSkillResourceDesc = packs.ToolSpec{
 	Name: ReadSkillResourceName,
 	Description: "Read one file of a skill by its path in the skill, as load_skill lists it (\"references/guide.md\"). " +
 		"Answers {skill_name, resource_name, size, sha256, encoding, content}: text comes as it is (encoding utf-8), " +
@@ -92,7 +92,7 @@ var readSkillResourceDesc = packs.Tool{
 	Loading:    packs.LoadingAlways,
 }
 
-var runSkillScriptDesc = packs.Tool{
+var runSkillScriptDesc = packs.ToolSpec{
 	Name: RunSkillScriptName,
 	Description: "Run one of a skill's scripts with arguments (an object; see the script's input_schema in load_skill). " +
 		"Only scripts load_skill marks runnable can run. A .wasm script runs sandboxed as a command: each argument becomes a flag " +
@@ -155,7 +155,7 @@ func (set *SkillSet) find(run *Run, name string) (skillRef, error) {
 
 // fileScripts returns the names of a file skill's scripts: its files
 // under scripts/.
-func fileScripts(sk *packs.Skill) []string {
+func fileScripts(sk *packs.SkillSpec) []string {
 	var out []string
 	for _, r := range sk.Resources {
 		if strings.HasPrefix(r.Path, scriptsDir) {
@@ -272,7 +272,7 @@ func (set *SkillSet) loadSkill(_ context.Context, run *Run, args json.RawMessage
 
 // skillInstructions returns what a file skill asks of the model: a SKILL.md
 // body as written, or a playbook skill's fields as Markdown.
-func skillInstructions(sk *packs.Skill) string {
+func skillInstructions(sk *packs.SkillSpec) string {
 	if sk.Kind != packs.KindPlaybook {
 		return sk.Instructions
 	}

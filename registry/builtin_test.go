@@ -40,11 +40,11 @@ const builtinGoldenDir = "../testdata/registry/builtin"
 // biTool is a native tool of the tests: it returns its arguments, or what
 // fn returns.
 type biTool struct {
-	d  packs.Tool
+	d  packs.ToolSpec
 	fn func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 }
 
-func (b biTool) Describe() packs.Tool { return b.d }
+func (b biTool) Describe() packs.ToolSpec { return b.d }
 
 func (b biTool) Execute(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	if b.fn != nil {
@@ -58,11 +58,11 @@ func (b biTool) Execute(ctx context.Context, args json.RawMessage) (json.RawMess
 // and a hidden one.
 func biNatives() []registry.Native {
 	return []registry.Native{
-		biTool{d: packs.Tool{Name: "web_search", Description: "Search the web for pages about a topic.", Loading: packs.LoadingDeferred}},
-		biTool{d: packs.Tool{Name: "web_fetch", Description: "Fetch a web page and return its text.", Loading: packs.LoadingDeferred}},
-		biTool{d: packs.Tool{Name: "admin_wipe", Description: "Wipe all data of the account, erase every record.", Loading: packs.LoadingDeferred}},
-		biTool{d: packs.Tool{Name: "word_count", Description: "Count the words of a text.", Loading: packs.LoadingAlways}},
-		biTool{d: packs.Tool{Name: "secret_probe", Description: "Probe the secret store and wipe data.", Loading: packs.LoadingDeferred, Hidden: true}},
+		biTool{d: packs.ToolSpec{Name: "web_search", Description: "Search the web for pages about a topic.", Loading: packs.LoadingDeferred}},
+		biTool{d: packs.ToolSpec{Name: "web_fetch", Description: "Fetch a web page and return its text.", Loading: packs.LoadingDeferred}},
+		biTool{d: packs.ToolSpec{Name: "admin_wipe", Description: "Wipe all data of the account, erase every record.", Loading: packs.LoadingDeferred}},
+		biTool{d: packs.ToolSpec{Name: "word_count", Description: "Count the words of a text.", Loading: packs.LoadingAlways}},
+		biTool{d: packs.ToolSpec{Name: "secret_probe", Description: "Probe the secret store and wipe data.", Loading: packs.LoadingDeferred, Hidden: true}},
 	}
 }
 
@@ -258,17 +258,17 @@ func biSetup(t testing.TB, o biOpts) *biEnv {
 	// The index holds what the engine would put there: every tool of the
 	// registry, the catalog's skills at global scope, and a skill of
 	// tenant a.
-	var tools []index.Tool
+	var tools []index.ToolRecord
 	for _, tl := range e.reg.Tools() {
-		tools = append(tools, index.Tool{Name: tl.Name, Description: tl.Description, Namespace: tl.Pack, Tags: tl.Tags, LoadingMode: tl.Loading})
+		tools = append(tools, index.ToolRecord{Name: tl.Name, Description: tl.Description, Namespace: tl.Pack, Tags: tl.Tags, LoadingMode: tl.Loading})
 	}
 	if _, err := e.idx.SyncTools(ctx, tools); err != nil {
 		t.Fatal(err)
 	}
-	byPack := map[string][]index.Skill{}
+	byPack := map[string][]index.SkillRecord{}
 	for _, se := range cat.Skills() {
 		s := se.Skill
-		byPack[s.Pack] = append(byPack[s.Pack], index.Skill{Name: s.Name, Title: s.Title, Description: s.Description,
+		byPack[s.Pack] = append(byPack[s.Pack], index.SkillRecord{Name: s.Name, Title: s.Title, Description: s.Description,
 			Trigger: s.Trigger, TaskType: s.TaskType, Steps: s.Steps, FailureModes: s.FailureModes,
 			Instructions: s.Instructions, Origin: index.OriginPack})
 	}
@@ -277,7 +277,7 @@ func biSetup(t testing.TB, o biOpts) *biEnv {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.idx.LoadPack(ctx, "tenant-pack", []index.Skill{{Name: "tenant-only", Description: "Close the books of tenant a at month end.",
+	if _, err := e.idx.LoadPack(ctx, "tenant-pack", []index.SkillRecord{{Name: "tenant-only", Description: "Close the books of tenant a at month end.",
 		Steps: []string{"Export the ledger."}, Origin: index.OriginPack}}, index.PackOptions{Scope: index.Scope{TenantID: "a"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +392,7 @@ func TestBuiltinDescriptions(t *testing.T) {
 		{registry.ReadSkillResourceName, reader},
 		{registry.RunSkillScriptName, registry.MCPToolAnnotations{DestructiveHint: true, OpenWorldHint: true}},
 	}
-	var descs []*packs.Tool
+	var descs []*packs.ToolSpec
 	for _, w := range want {
 		name := w.name
 		tl, ok := e.reg.Tool(name)
@@ -410,7 +410,7 @@ func TestBuiltinDescriptions(t *testing.T) {
 			t.Errorf("%s: MCP annotations %+v, want %+v", name, got, w.hints)
 		}
 		if len(tl.Description) < 40 || len(tl.InputSchema) == 0 || len(tl.OutputSchema) == 0 {
-			t.Errorf("%s: incomplete description: %+v", name, tl.Tool)
+			t.Errorf("%s: incomplete description: %+v", name, tl.ToolSpec)
 		}
 		in, err := packs.CompileSchema(tl.InputSchema)
 		if err != nil {
@@ -421,7 +421,7 @@ func TestBuiltinDescriptions(t *testing.T) {
 				t.Errorf("%s: example %s: %v %v", name, ex.Args, vs, err)
 			}
 		}
-		descs = append(descs, tl.Tool)
+		descs = append(descs, tl.ToolSpec)
 	}
 	biGolden(t, "descriptions.golden.json", descs)
 

@@ -223,7 +223,7 @@ func withLogs(r, from *Result) *Result {
 
 // checkConfig checks per-call config values against t's config params.
 func (r *Registry) checkConfig(t *Tool, values map[string]string) error {
-	return packs.CheckToolConfig(t.Tool, values)
+	return packs.CheckToolConfig(t.ToolSpec, values)
 }
 
 // wasmTool runs a tool exported by a pack's module.

@@ -79,8 +79,8 @@ type Clock struct {
 var _ registry.Native = Clock{}
 
 // Describe returns the tool's description, with schemas written by hand.
-func (Clock) Describe() packs.Tool {
-	return packs.Tool{
+func (Clock) Describe() packs.ToolSpec {
+	return packs.ToolSpec{
 		Name:         "clock_now",
 		Description:  "The current time in a time zone.",
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"zone":{"type":"string","description":"An IANA zone name","default":"UTC"}},"additionalProperties":false}`),

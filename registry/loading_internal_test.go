@@ -19,7 +19,7 @@ func TestEmptyLoadingIsDeferred(t *testing.T) {
 		t.Fatal(err)
 	}
 	for mode, want := range map[string]bool{"": false, packs.LoadingDeferred: false, packs.LoadingAlways: true} {
-		tl := &Tool{Tool: &packs.Tool{Name: "t_" + mode, Loading: mode}}
+		tl := &Tool{ToolSpec: &packs.ToolSpec{Name: "t_" + mode, Loading: mode}}
 		if got := run.loaded(tl); got != want {
 			t.Errorf("loading %q: loaded %v, want %v", mode, got, want)
 		}

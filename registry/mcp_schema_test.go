@@ -127,8 +127,8 @@ type fitNative struct {
 	input, output string
 }
 
-func (n fitNative) Describe() packs.Tool {
-	d := packs.Tool{Name: n.name, Description: "Has schemas to fit.", Loading: packs.LoadingAlways}
+func (n fitNative) Describe() packs.ToolSpec {
+	d := packs.ToolSpec{Name: n.name, Description: "Has schemas to fit.", Loading: packs.LoadingAlways}
 	if n.input != "" {
 		d.InputSchema = json.RawMessage(n.input)
 	}

@@ -26,8 +26,8 @@ var apiNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // namedNative is a native tool that answers with its own name.
 type namedNative struct{ name, loading string }
 
-func (n namedNative) Describe() packs.Tool {
-	return packs.Tool{Name: n.name, Description: "Answers with its name.", Loading: n.loading,
+func (n namedNative) Describe() packs.ToolSpec {
+	return packs.ToolSpec{Name: n.name, Description: "Answers with its name.", Loading: n.loading,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
 }
 
@@ -183,9 +183,9 @@ func TestToolSearchAnswersWithAPINames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tools []index.Tool
+	var tools []index.ToolRecord
 	for _, tl := range reg.Tools() {
-		tools = append(tools, index.Tool{Name: tl.Name, Description: tl.Description, LoadingMode: tl.Loading})
+		tools = append(tools, index.ToolRecord{Name: tl.Name, Description: tl.Description, LoadingMode: tl.Loading})
 	}
 	if _, err := idx.SyncTools(ctx, tools); err != nil {
 		t.Fatal(err)

@@ -186,7 +186,7 @@ func Func[In, Out any](name string, fn func(context.Context, In) (Out, error), o
 	}
 
 	t := &funcTool[In, Out]{fn: fn, strict: strict, rawOut: outType == funcRawType}
-	t.desc = packs.Tool{
+	t.desc = packs.ToolSpec{
 		Name:               name,
 		DisplayName:        opts.DisplayName,
 		Description:        opts.Description,
@@ -218,7 +218,7 @@ var funcRawType = reflect.TypeFor[json.RawMessage]()
 
 // funcTool is the Native Func returns.
 type funcTool[In, Out any] struct {
-	desc packs.Tool
+	desc packs.ToolSpec
 	fn   func(context.Context, In) (Out, error)
 	// strict refuses unknown fields: the input schema says
 	// "additionalProperties": false.
@@ -228,7 +228,7 @@ type funcTool[In, Out any] struct {
 }
 
 // Describe returns the tool's description; each call returns a copy.
-func (t *funcTool[In, Out]) Describe() packs.Tool {
+func (t *funcTool[In, Out]) Describe() packs.ToolSpec {
 	d := t.desc
 	d.InputSchema = slices.Clone(d.InputSchema)
 	d.OutputSchema = slices.Clone(d.OutputSchema)

@@ -192,7 +192,7 @@ type SchemaBoxes struct {
 }
 
 // describeFunc builds a Func tool and returns its description.
-func describeFunc[In, Out any](t *testing.T, opts *registry.FuncOptions) packs.Tool {
+func describeFunc[In, Out any](t *testing.T, opts *registry.FuncOptions) packs.ToolSpec {
 	t.Helper()
 	if opts == nil {
 		opts = &registry.FuncOptions{}
@@ -213,34 +213,34 @@ func describeFunc[In, Out any](t *testing.T, opts *registry.FuncOptions) packs.T
 func TestFuncSchemaGolden(t *testing.T) {
 	cases := []struct {
 		name string
-		desc func(t *testing.T) packs.Tool
+		desc func(t *testing.T) packs.ToolSpec
 	}{
-		{"scalars", func(t *testing.T) packs.Tool { return describeFunc[SchemaScalars, SchemaScalars](t, nil) }},
-		{"optional", func(t *testing.T) packs.Tool { return describeFunc[SchemaOptional, struct{}](t, nil) }},
-		{"collections", func(t *testing.T) packs.Tool { return describeFunc[SchemaCollections, []SchemaPoint](t, nil) }},
-		{"special", func(t *testing.T) packs.Tool { return describeFunc[SchemaSpecial, time.Time](t, nil) }},
-		{"nested", func(t *testing.T) packs.Tool { return describeFunc[SchemaNested, *SchemaPoint](t, nil) }},
-		{"embedded", func(t *testing.T) packs.Tool { return describeFunc[SchemaEmbedded, map[string]SchemaPoint](t, nil) }},
-		{"tags", func(t *testing.T) packs.Tool { return describeFunc[SchemaTags, []byte](t, nil) }},
-		{"recursive_root", func(t *testing.T) packs.Tool { return describeFunc[SchemaNode, []SchemaNode](t, nil) }},
-		{"recursive_inside", func(t *testing.T) packs.Tool { return describeFunc[SchemaTree, SchemaTree](t, nil) }},
-		{"mutual_recursion", func(t *testing.T) packs.Tool { return describeFunc[SchemaPing, SchemaPong](t, nil) }},
-		{"generic", func(t *testing.T) packs.Tool { return describeFunc[SchemaBoxes, SchemaBox[bool]](t, nil) }},
-		{"pointer_input", func(t *testing.T) packs.Tool { return describeFunc[*SchemaPoint, float64](t, nil) }},
-		{"map_input", func(t *testing.T) packs.Tool { return describeFunc[map[string]any, map[string]any](t, nil) }},
-		{"string_map_input", func(t *testing.T) packs.Tool { return describeFunc[map[string]string, string](t, nil) }},
-		{"empty_input", func(t *testing.T) packs.Tool { return describeFunc[struct{}, int](t, nil) }},
-		{"custom_input", func(t *testing.T) packs.Tool { return describeFunc[schemaCustom, bool](t, nil) }},
-		{"raw_output", func(t *testing.T) packs.Tool { return describeFunc[SchemaPoint, json.RawMessage](t, nil) }},
-		{"any_output", func(t *testing.T) packs.Tool { return describeFunc[SchemaPoint, any](t, nil) }},
-		{"overrides", func(t *testing.T) packs.Tool {
+		{"scalars", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaScalars, SchemaScalars](t, nil) }},
+		{"optional", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaOptional, struct{}](t, nil) }},
+		{"collections", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaCollections, []SchemaPoint](t, nil) }},
+		{"special", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaSpecial, time.Time](t, nil) }},
+		{"nested", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaNested, *SchemaPoint](t, nil) }},
+		{"embedded", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaEmbedded, map[string]SchemaPoint](t, nil) }},
+		{"tags", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaTags, []byte](t, nil) }},
+		{"recursive_root", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaNode, []SchemaNode](t, nil) }},
+		{"recursive_inside", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaTree, SchemaTree](t, nil) }},
+		{"mutual_recursion", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaPing, SchemaPong](t, nil) }},
+		{"generic", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaBoxes, SchemaBox[bool]](t, nil) }},
+		{"pointer_input", func(t *testing.T) packs.ToolSpec { return describeFunc[*SchemaPoint, float64](t, nil) }},
+		{"map_input", func(t *testing.T) packs.ToolSpec { return describeFunc[map[string]any, map[string]any](t, nil) }},
+		{"string_map_input", func(t *testing.T) packs.ToolSpec { return describeFunc[map[string]string, string](t, nil) }},
+		{"empty_input", func(t *testing.T) packs.ToolSpec { return describeFunc[struct{}, int](t, nil) }},
+		{"custom_input", func(t *testing.T) packs.ToolSpec { return describeFunc[schemaCustom, bool](t, nil) }},
+		{"raw_output", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaPoint, json.RawMessage](t, nil) }},
+		{"any_output", func(t *testing.T) packs.ToolSpec { return describeFunc[SchemaPoint, any](t, nil) }},
+		{"overrides", func(t *testing.T) packs.ToolSpec {
 			return describeFunc[map[string]any, json.RawMessage](t, &registry.FuncOptions{
 				Description:  "Schemas written by hand.",
 				InputSchema:  json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
 				OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`),
 			})
 		}},
-		{"options", func(t *testing.T) packs.Tool {
+		{"options", func(t *testing.T) packs.ToolSpec {
 			return describeFunc[SchemaPoint, SchemaPoint](t, &registry.FuncOptions{
 				Description:        "Every option set.",
 				Examples:           []packs.Example{{Args: json.RawMessage(`{"x":1,"y":2}`), Description: "A point", Tags: []string{"demo"}}},

@@ -16,8 +16,8 @@ type raw struct {
 	out  []byte
 }
 
-func (r raw) Describe() packs.Tool {
-	return packs.Tool{Name: r.name, Description: "Returns fixed bytes.", Loading: packs.LoadingAlways}
+func (r raw) Describe() packs.ToolSpec {
+	return packs.ToolSpec{Name: r.name, Description: "Returns fixed bytes.", Loading: packs.LoadingAlways}
 }
 func (r raw) Execute(context.Context, json.RawMessage) (json.RawMessage, error) { return r.out, nil }
 
@@ -60,7 +60,7 @@ func TestResultsAreNormalised(t *testing.T) {
 // params with the messages the operator's config gets.
 func TestCheckToolConfig(t *testing.T) {
 	min, max := 1.0, 10.0
-	tool := &packs.Tool{Name: "fetch", ConfigParams: []packs.ConfigParam{
+	tool := &packs.ToolSpec{Name: "fetch", ConfigParams: []packs.ConfigParam{
 		{Name: "retries", Type: packs.ParamNumber, Min: &min, Max: &max},
 		{Name: "mode", Type: packs.ParamSelect, Options: []string{"fast", "safe"}},
 		{Name: "token", Type: packs.ParamSecret},
@@ -88,8 +88,8 @@ type schemaTool struct {
 	schema string
 }
 
-func (s schemaTool) Describe() packs.Tool {
-	return packs.Tool{Name: s.name, Description: "Checks its arguments.", Loading: packs.LoadingAlways, InputSchema: json.RawMessage(s.schema)}
+func (s schemaTool) Describe() packs.ToolSpec {
+	return packs.ToolSpec{Name: s.name, Description: "Checks its arguments.", Loading: packs.LoadingAlways, InputSchema: json.RawMessage(s.schema)}
 }
 func (schemaTool) Execute(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil

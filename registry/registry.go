@@ -239,7 +239,7 @@ func (r *Registry) loadPacks(ctx context.Context, cat *packs.Catalog) {
 	}
 	// The catalog's entries (a later pack may have replaced some) and the
 	// modules whose entries a describe export completes.
-	entries := map[*packs.Tool]*packs.ToolEntry{}
+	entries := map[*packs.ToolSpec]*packs.ToolEntry{}
 	merge := map[*packs.Module]bool{}
 	refused := map[*packs.Module]bool{}
 	for _, p := range cat.Packs() {
@@ -322,7 +322,7 @@ func checkModule(p *packs.Pack, m *packs.Module) (describe bool, err error) {
 // When the manifest lists tools for m, those of them still in the catalog
 // (entries) are registered, each laid over what the module describes of
 // it; an entry the module does not describe is registered as written.
-func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Module, entries map[*packs.Tool]*packs.ToolEntry) error {
+func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Module, entries map[*packs.ToolSpec]*packs.ToolEntry) error {
 	hm, err := r.module(ctx, p, m)
 	if err != nil {
 		return err
@@ -331,12 +331,12 @@ func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Mo
 	if err != nil {
 		return fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err)
 	}
-	described := map[string]*packs.Tool{}
+	described := map[string]*packs.ToolSpec{}
 	for _, td := range d.Tools {
 		described[td.Name] = packs.DescribedTool(td)
 	}
 	var errs []error
-	add := func(t *packs.Tool, source, path string) {
+	add := func(t *packs.ToolSpec, source, path string) {
 		p.CompleteTool(t)
 		if err := r.addWasm(p, m, t, source, path); err != nil {
 			errs = append(errs, err)
@@ -373,8 +373,8 @@ func (r *Registry) describeTools(ctx context.Context, p *packs.Pack, m *packs.Mo
 }
 
 // addWasm registers tool d of module m of pack p.
-func (r *Registry) addWasm(p *packs.Pack, m *packs.Module, d *packs.Tool, source, path string) error {
-	t := &Tool{Tool: d, Kind: KindWasm, Pack: p.Name, PackVersion: p.Version, PackDescription: p.Description,
+func (r *Registry) addWasm(p *packs.Pack, m *packs.Module, d *packs.ToolSpec, source, path string) error {
+	t := &Tool{ToolSpec: d, Kind: KindWasm, Pack: p.Name, PackVersion: p.Version, PackDescription: p.Description,
 		Source: source, Path: path, Module: m.Name}
 	r.grants.of(t, p, m)
 	t.impl = &wasmTool{reg: r, pack: p, mod: m, export: d.Export}
@@ -401,7 +401,7 @@ func (r *Registry) addNative(n Native, kind Kind) error {
 		d.Loading = r.opts.Catalog.defaultLoading(kind)
 	}
 	(&packs.Pack{DefaultLoading: d.Loading}).CompleteTool(&d)
-	t := &Tool{Tool: &d, Kind: kind, Source: string(kind), impl: nativeTool{n}}
+	t := &Tool{ToolSpec: &d, Kind: kind, Source: string(kind), impl: nativeTool{n}}
 	if kind == KindBuiltin {
 		t.impl = builtinTool{n: n, timeout: r.grants.builtinTimeout(n)}
 		if b, ok := n.(*builtin); ok {
@@ -491,14 +491,14 @@ func compileSchemas(t *Tool, where string) error {
 // the description, which may be shared with the catalog; fitted says
 // there was one, to be compiled again.
 func fitSchemas(t *Tool) (fitted bool, err error) {
-	d := *t.Tool
+	d := *t.ToolSpec
 	if err := d.FitSchemas(); err != nil {
 		return false, err
 	}
 	if bytes.Equal(d.InputSchema, t.InputSchema) && bytes.Equal(d.OutputSchema, t.OutputSchema) {
 		return false, nil
 	}
-	t.Tool = &d
+	t.ToolSpec = &d
 	return true, nil
 }
 

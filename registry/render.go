@@ -239,7 +239,7 @@ func OpenAIToolSearchOutput(found []*Tool, opts RenderOptions) []OpenAIResponses
 	var owners []*Tool
 	seen := map[string]bool{}
 	for _, t := range found {
-		if t == nil || t.Tool == nil || t.Hidden || seen[t.Name] {
+		if t == nil || t.ToolSpec == nil || t.Hidden || seen[t.Name] {
 			continue
 		}
 		seen[t.Name] = true
@@ -472,7 +472,7 @@ func ToolReferences(found []*Tool) []ToolReference {
 	out := []ToolReference{}
 	seen := map[string]bool{}
 	for _, t := range found {
-		if t == nil || t.Tool == nil || t.Hidden || seen[t.Name] {
+		if t == nil || t.ToolSpec == nil || t.Hidden || seen[t.Name] {
 			continue
 		}
 		seen[t.Name] = true
@@ -615,7 +615,7 @@ func ExamplesBlock(t *Tool, n int) string { return examplesBlock(t, n, true) }
 // examplesBlock is ExamplesBlock, with the examples' descriptions or
 // without.
 func examplesBlock(t *Tool, n int, descriptions bool) string {
-	if t == nil || t.Tool == nil || t.Hidden {
+	if t == nil || t.ToolSpec == nil || t.Hidden {
 		return ""
 	}
 	var b strings.Builder
@@ -856,7 +856,7 @@ func JoinBlocks(blocks ...string) string {
 func catalog(tools []*Tool) []*Tool {
 	out := make([]*Tool, 0, len(tools))
 	for _, t := range tools {
-		if t != nil && t.Tool != nil && !t.Hidden {
+		if t != nil && t.ToolSpec != nil && !t.Hidden {
 			out = append(out, t)
 		}
 	}

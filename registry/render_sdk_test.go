@@ -262,9 +262,9 @@ func TestRenderingsMatchTheSDKs(t *testing.T) {
 }
 
 // hostileNative is a native tool with whatever description it is given.
-type hostileNative struct{ d packs.Tool }
+type hostileNative struct{ d packs.ToolSpec }
 
-func (n hostileNative) Describe() packs.Tool { return n.d }
+func (n hostileNative) Describe() packs.ToolSpec { return n.d }
 func (hostileNative) Execute(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
@@ -273,7 +273,7 @@ func (hostileNative) Execute(context.Context, json.RawMessage) (json.RawMessage,
 // schemas OpenAI refuses, examples that do not match, odd icons and
 // output schemas) come out in forms every API accepts.
 func TestHostileRegistrationsRenderValid(t *testing.T) {
-	mk := func(name string, d packs.Tool) registry.Native {
+	mk := func(name string, d packs.ToolSpec) registry.Native {
 		d.Name = name
 		if d.Description == "" {
 			d.Description = "A tool registered to break the renderings."
@@ -281,24 +281,24 @@ func TestHostileRegistrationsRenderValid(t *testing.T) {
 		return hostileNative{d}
 	}
 	natives := []registry.Native{
-		mk("weather.get", packs.Tool{Loading: packs.LoadingAlways, Icon: "\U0001F326\ufe0f"}),
-		mk("Get Weather", packs.Tool{Loading: packs.LoadingDeferred}),
-		mk(strings.Repeat("long_name_", 7), packs.Tool{Loading: packs.LoadingDeferred}),
-		mk(strings.Repeat("é", 128), packs.Tool{Loading: packs.LoadingAlways}),
-		mk("map_input", packs.Tool{Loading: packs.LoadingAlways,
+		mk("weather.get", packs.ToolSpec{Loading: packs.LoadingAlways, Icon: "\U0001F326\ufe0f"}),
+		mk("Get Weather", packs.ToolSpec{Loading: packs.LoadingDeferred}),
+		mk(strings.Repeat("long_name_", 7), packs.ToolSpec{Loading: packs.LoadingDeferred}),
+		mk(strings.Repeat("é", 128), packs.ToolSpec{Loading: packs.LoadingAlways}),
+		mk("map_input", packs.ToolSpec{Loading: packs.LoadingAlways,
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":{"type":"string"}}`)}),
-		mk("ref_root", packs.Tool{Loading: packs.LoadingDeferred,
+		mk("ref_root", packs.ToolSpec{Loading: packs.LoadingDeferred,
 			InputSchema: json.RawMessage(`{"$ref":"#/$defs/in","$defs":{"in":{"type":"object","properties":{"q":{"type":"string"}}}}}`)}),
-		mk("true_root", packs.Tool{Loading: packs.LoadingAlways, InputSchema: json.RawMessage(`true`),
+		mk("true_root", packs.ToolSpec{Loading: packs.LoadingAlways, InputSchema: json.RawMessage(`true`),
 			OutputSchema: json.RawMessage(`true`)}),
-		mk("list_output", packs.Tool{Loading: packs.LoadingAlways,
+		mk("list_output", packs.ToolSpec{Loading: packs.LoadingAlways,
 			OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`)}),
-		mk("bad_examples", packs.Tool{Loading: packs.LoadingAlways,
+		mk("bad_examples", packs.ToolSpec{Loading: packs.LoadingAlways,
 			InputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`),
 			Examples: []packs.Example{{Args: json.RawMessage(`{"n":"not a number"}`)}, {Args: json.RawMessage(`[1]`)},
 				{Args: json.RawMessage(`{"n":1}`), Description: "the only valid one"}}}),
-		mk("name_icon", packs.Tool{Loading: packs.LoadingAlways, Icon: "search", Description: "<b>html</b> & \"quotes\"\n\nand lines"}),
-		mk("url_icon", packs.Tool{Loading: packs.LoadingDeferred, Icon: "https://example.com/i.webp"}),
+		mk("name_icon", packs.ToolSpec{Loading: packs.LoadingAlways, Icon: "search", Description: "<b>html</b> & \"quotes\"\n\nand lines"}),
+		mk("url_icon", packs.ToolSpec{Loading: packs.LoadingDeferred, Icon: "https://example.com/i.webp"}),
 	}
 	reg, err := registry.New(context.Background(), nil, registry.Options{Natives: natives})
 	if err != nil {

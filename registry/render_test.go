@@ -33,10 +33,10 @@ const renderGoldenDir = "../testdata/registry/render"
 // renderFixture returns a fixed catalog: visible tools, deferred tools,
 // and the hidden tool put in both lists, which must never show.
 func renderFixture() (visible, deferred []*registry.Tool, hidden *registry.Tool) {
-	mk := func(d packs.Tool) *registry.Tool {
-		return &registry.Tool{Tool: &d, Kind: registry.KindWasm, Pack: "fixture", PackDescription: "Text and file tools of the fixture."}
+	mk := func(d packs.ToolSpec) *registry.Tool {
+		return &registry.Tool{ToolSpec: &d, Kind: registry.KindWasm, Pack: "fixture", PackDescription: "Text and file tools of the fixture."}
 	}
-	wordCount := mk(packs.Tool{
+	wordCount := mk(packs.ToolSpec{
 		Name: "word_count", DisplayName: "Word count", Loading: packs.LoadingAlways, Icon: "\U0001F522",
 		Description: "Count the words of a text.",
 		InputSchema: json.RawMessage(`{
@@ -54,7 +54,7 @@ func renderFixture() (visible, deferred []*registry.Tool, hidden *registry.Tool)
 			{Args: json.RawMessage(`{"text": "x y"}`), Description: "Another typical one", Tags: []string{"common"}},
 		},
 	})
-	fileDelete := mk(packs.Tool{
+	fileDelete := mk(packs.ToolSpec{
 		Name: "file_delete", DisplayName: "File delete", Loading: packs.LoadingAlways,
 		Description:        "Delete a file under /data.",
 		InputSchema:        json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
@@ -65,34 +65,34 @@ func renderFixture() (visible, deferred []*registry.Tool, hidden *registry.Tool)
 			{Args: json.RawMessage(`{"path":"/data/old.txt"}`), Description: "Remove one file", Tags: []string{"minimal"}},
 		},
 	})
-	sendNote := mk(packs.Tool{
+	sendNote := mk(packs.ToolSpec{
 		Name: "send_note", DisplayName: "Send note", Loading: packs.LoadingDeferred, // activated in this run
 		Description: "Leave a note for the operator.",
 		// No "type": the renderings add it.
 		InputSchema: json.RawMessage(`{"properties":{"note":{"type":"string"}},"required":["note"]}`),
 		SideEffects: true, // AUTO risk: MODERATE
 	})
-	clockNow := &registry.Tool{Kind: registry.KindNative, Tool: &packs.Tool{
+	clockNow := &registry.Tool{Kind: registry.KindNative, ToolSpec: &packs.ToolSpec{
 		Name: "clock_now", DisplayName: "Clock now", Loading: packs.LoadingAlways,
 		Description: "Return the current time in RFC 3339.",
 		// No input schema, an output schema that is not an object.
 		OutputSchema: json.RawMessage(`{"type":"string","format":"date-time"}`),
 	}}
 	// skillhost's own search: listed where it is the model's search only.
-	toolSearch := &registry.Tool{Kind: registry.KindBuiltin, Tool: &packs.Tool{
+	toolSearch := &registry.Tool{Kind: registry.KindBuiltin, ToolSpec: &packs.ToolSpec{
 		Name: registry.ToolSearchName, DisplayName: "Tool search", Loading: packs.LoadingAlways, Idempotent: true,
 		Description: "Find tools you can use that are not in your tool list yet.",
 		InputSchema: json.RawMessage(`{"type":"object","required":["query"],"properties":{"query":{"type":"string"}}}`),
 	}}
 	// A native tool whose name no model API carries as it is.
-	weatherGet := &registry.Tool{Kind: registry.KindNative, Tool: &packs.Tool{
+	weatherGet := &registry.Tool{Kind: registry.KindNative, ToolSpec: &packs.ToolSpec{
 		Name: "weather.get", DisplayName: "Weather", Loading: packs.LoadingDeferred, Icon: "https://example.com/icons/weather.png",
 		Description: "Current weather of a city.", RequiresNetwork: true, Idempotent: true,
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}}}`),
 		Examples:     []packs.Example{{Args: json.RawMessage(`{"city":"Lisbon"}`), Tags: []string{"minimal"}}},
 	}}
-	httpGet := mk(packs.Tool{
+	httpGet := mk(packs.ToolSpec{
 		Name: "http_get", DisplayName: "HTTP get", Loading: packs.LoadingDeferred,
 		Description:     "Fetch a URL of an allowed host and return its body.",
 		InputSchema:     json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","format":"uri"}},"required":["url"]}`),
@@ -103,7 +103,7 @@ func renderFixture() (visible, deferred []*registry.Tool, hidden *registry.Tool)
 			{Args: json.RawMessage(`{"url":"https://example.com/"}`), Description: "A page"},
 		},
 	})
-	hidden = mk(packs.Tool{
+	hidden = mk(packs.ToolSpec{
 		Name: "admin_reset", DisplayName: "Admin reset", Loading: packs.LoadingAlways, Hidden: true,
 		Description: "Reset everything.", SideEffects: true, RiskLevel: "CRITICAL",
 		Examples: []packs.Example{{Args: json.RawMessage(`{}`), Description: "Reset"}},
@@ -321,22 +321,22 @@ func TestRenderSchemas(t *testing.T) {
 		}
 	}
 	for _, raw := range []string{"", "null", "true", "{}", " { } "} {
-		tools := registry.OpenAITools([]*registry.Tool{{Tool: &packs.Tool{Name: "x", InputSchema: json.RawMessage(raw)}}}, registry.RenderOptions{})
+		tools := registry.OpenAITools([]*registry.Tool{{ToolSpec: &packs.ToolSpec{Name: "x", InputSchema: json.RawMessage(raw)}}}, registry.RenderOptions{})
 		if got := string(tools[0].Function.Parameters); got != `{"type":"object","properties":{}}` {
 			t.Errorf("input schema %q renders as %s", raw, got)
 		}
 	}
 	// A schema with a type keeps it, whatever it is.
-	tools := registry.MCPTools([]*registry.Tool{{Tool: &packs.Tool{Name: "x", InputSchema: json.RawMessage(`{"type":["object"]}`)}}}, registry.RenderOptions{})
+	tools := registry.MCPTools([]*registry.Tool{{ToolSpec: &packs.ToolSpec{Name: "x", InputSchema: json.RawMessage(`{"type":["object"]}`)}}}, registry.RenderOptions{})
 	if got := string(tools[0].InputSchema); got != `{"type":["object"]}` {
 		t.Errorf("typed schema renders as %s", got)
 	}
 }
 
 func TestRenderMCPAnnotations(t *testing.T) {
-	mk := func(d packs.Tool) *registry.Tool { d.Name = "t"; return &registry.Tool{Tool: &d} }
-	granted := func(d packs.Tool, g host.Grant) *registry.Tool { tl := mk(d); tl.Effective = g; return tl }
-	runsCode := mk(packs.Tool{Idempotent: true})
+	mk := func(d packs.ToolSpec) *registry.Tool { d.Name = "t"; return &registry.Tool{ToolSpec: &d} }
+	granted := func(d packs.ToolSpec, g host.Grant) *registry.Tool { tl := mk(d); tl.Effective = g; return tl }
+	runsCode := mk(packs.ToolSpec{Idempotent: true})
 	runsCode.RunsCode = true
 	rw := host.Grant{Mounts: []host.Mount{{HostPath: "/srv", GuestPath: "/data"}}}
 	ro := host.Grant{Mounts: []host.Mount{{HostPath: "/srv", GuestPath: "/data", ReadOnly: true}}}
@@ -345,30 +345,30 @@ func TestRenderMCPAnnotations(t *testing.T) {
 		tool *registry.Tool
 		want registry.MCPToolAnnotations
 	}{
-		{"pure", mk(packs.Tool{Idempotent: true}), registry.MCPToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
-		{"read over network", mk(packs.Tool{RequiresNetwork: true}), registry.MCPToolAnnotations{ReadOnlyHint: true, OpenWorldHint: true}},
-		{"effects, auto moderate", mk(packs.Tool{SideEffects: true}), registry.MCPToolAnnotations{}},
-		{"effects on files, auto dangerous", mk(packs.Tool{SideEffects: true, RequiresFilesystem: true}),
+		{"pure", mk(packs.ToolSpec{Idempotent: true}), registry.MCPToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		{"read over network", mk(packs.ToolSpec{RequiresNetwork: true}), registry.MCPToolAnnotations{ReadOnlyHint: true, OpenWorldHint: true}},
+		{"effects, auto moderate", mk(packs.ToolSpec{SideEffects: true}), registry.MCPToolAnnotations{}},
+		{"effects on files, auto dangerous", mk(packs.ToolSpec{SideEffects: true, RequiresFilesystem: true}),
 			registry.MCPToolAnnotations{DestructiveHint: true}},
-		{"effects over network, auto dangerous", mk(packs.Tool{SideEffects: true, RequiresNetwork: true, Idempotent: true}),
+		{"effects over network, auto dangerous", mk(packs.ToolSpec{SideEffects: true, RequiresNetwork: true, Idempotent: true}),
 			registry.MCPToolAnnotations{DestructiveHint: true, IdempotentHint: true, OpenWorldHint: true}},
-		{"effects, declared critical", mk(packs.Tool{SideEffects: true, RiskLevel: "CRITICAL"}), registry.MCPToolAnnotations{DestructiveHint: true}},
-		{"effects on files, declared safe", mk(packs.Tool{SideEffects: true, RequiresFilesystem: true, RiskLevel: "SAFE"}),
+		{"effects, declared critical", mk(packs.ToolSpec{SideEffects: true, RiskLevel: "CRITICAL"}), registry.MCPToolAnnotations{DestructiveHint: true}},
+		{"effects on files, declared safe", mk(packs.ToolSpec{SideEffects: true, RequiresFilesystem: true, RiskLevel: "SAFE"}),
 			registry.MCPToolAnnotations{}},
-		{"no effects, declared dangerous", mk(packs.Tool{RiskLevel: "DANGEROUS"}), registry.MCPToolAnnotations{ReadOnlyHint: true}},
-		{"title", mk(packs.Tool{DisplayName: "T"}), registry.MCPToolAnnotations{Title: "T", ReadOnlyHint: true}},
+		{"no effects, declared dangerous", mk(packs.ToolSpec{RiskLevel: "DANGEROUS"}), registry.MCPToolAnnotations{ReadOnlyHint: true}},
+		{"title", mk(packs.ToolSpec{DisplayName: "T"}), registry.MCPToolAnnotations{Title: "T", ReadOnlyHint: true}},
 		// The grant backs or withdraws what the flags claim.
-		{"no effects declared, writable mount", granted(packs.Tool{Idempotent: true}, rw),
+		{"no effects declared, writable mount", granted(packs.ToolSpec{Idempotent: true}, rw),
 			registry.MCPToolAnnotations{DestructiveHint: true, IdempotentHint: true}},
-		{"no effects declared, read-only mount", granted(packs.Tool{Idempotent: true}, ro),
+		{"no effects declared, read-only mount", granted(packs.ToolSpec{Idempotent: true}, ro),
 			registry.MCPToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
-		{"no effects declared, a service", granted(packs.Tool{}, host.Grant{Capabilities: []string{"mail.send"}}),
+		{"no effects declared, a service", granted(packs.ToolSpec{}, host.Grant{Capabilities: []string{"mail.send"}}),
 			registry.MCPToolAnnotations{DestructiveHint: true, OpenWorldHint: true}},
-		{"no effects declared, tools to call", granted(packs.Tool{}, host.Grant{Tools: []string{"*"}}),
+		{"no effects declared, tools to call", granted(packs.ToolSpec{}, host.Grant{Tools: []string{"*"}}),
 			registry.MCPToolAnnotations{DestructiveHint: true}},
-		{"no network declared, hosts granted", granted(packs.Tool{Idempotent: true}, host.Grant{AllowedHosts: []string{"api.example.com"}}),
+		{"no network declared, hosts granted", granted(packs.ToolSpec{Idempotent: true}, host.Grant{AllowedHosts: []string{"api.example.com"}}),
 			registry.MCPToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: true}},
-		{"effects declared moderate, writable mount", granted(packs.Tool{SideEffects: true, RiskLevel: "MODERATE"}, rw),
+		{"effects declared moderate, writable mount", granted(packs.ToolSpec{SideEffects: true, RiskLevel: "MODERATE"}, rw),
 			registry.MCPToolAnnotations{}},
 		{"runs code", runsCode, registry.MCPToolAnnotations{DestructiveHint: true, OpenWorldHint: true}},
 	} {
@@ -379,7 +379,7 @@ func TestRenderMCPAnnotations(t *testing.T) {
 	}
 	// false hints are written out: MCP's defaults for destructiveHint and
 	// openWorldHint are true.
-	b, _ := json.Marshal(registry.MCPTools([]*registry.Tool{mk(packs.Tool{})}, registry.RenderOptions{})[0].Annotations)
+	b, _ := json.Marshal(registry.MCPTools([]*registry.Tool{mk(packs.ToolSpec{})}, registry.RenderOptions{})[0].Annotations)
 	if want := `{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}`; string(b) != want {
 		t.Errorf("annotations JSON %s, want %s", b, want)
 	}
@@ -395,7 +395,7 @@ func TestRenderMCPOutputSchema(t *testing.T) {
 		`{"properties":{"a":{}}}`:               ``,
 		`{"type":"array","items":{"type":"object"}}`: ``,
 	} {
-		tools := registry.MCPTools([]*registry.Tool{{Tool: &packs.Tool{Name: "x", OutputSchema: json.RawMessage(raw)}}}, registry.RenderOptions{})
+		tools := registry.MCPTools([]*registry.Tool{{ToolSpec: &packs.ToolSpec{Name: "x", OutputSchema: json.RawMessage(raw)}}}, registry.RenderOptions{})
 		if got := string(tools[0].OutputSchema); got != want {
 			t.Errorf("output schema %s renders as %q, want %q", raw, got, want)
 		}
@@ -426,7 +426,7 @@ func TestRenderExamplesOrder(t *testing.T) {
 			t.Errorf("deferred %s has examples in its OpenAI description: %q", tool.Name, tool.Description)
 		}
 	}
-	if got := registry.ExamplesBlock(&registry.Tool{Tool: &packs.Tool{Name: "none"}}, 3); got != "" {
+	if got := registry.ExamplesBlock(&registry.Tool{ToolSpec: &packs.ToolSpec{Name: "none"}}, 3); got != "" {
 		t.Errorf("ExamplesBlock without examples = %q", got)
 	}
 	// The option appends the block to every description.

@@ -187,7 +187,7 @@ func appendFlag(out []string, flag string, v any) []string {
 // skill asks for (its env names and capabilities, from SKILL.md)
 // intersected with what the operator grants the skill's pack, with the
 // operator's limits. Nothing else: no folder, no host.
-func (r *Registry) scriptGrant(sk *packs.Skill) host.Grant {
+func (r *Registry) scriptGrant(sk *packs.SkillSpec) host.Grant {
 	var req host.Grant
 	if sa := sk.Subagent; sa != nil {
 		req.Capabilities = sa.Capabilities

@@ -34,11 +34,11 @@ var (
 // SkillMDFile is the path of a skill document's instructions file.
 const SkillMDFile = packs.SkillFile
 
-// SkillDoc is one skill a run may use, as files: its SKILL.md and the
+// SkillFiles is one skill a run may use, as files: its SKILL.md and the
 // files beside it, each with its size and sha256 where they are known
 // before it is read. It is what the MCP server serves as resources and
 // through the skills extension.
-type SkillDoc struct {
+type SkillFiles struct {
 	Name        string
 	Description string
 	// SkillMD is the skill's SKILL.md as the run is given it: the file as
@@ -53,11 +53,11 @@ type SkillDoc struct {
 	// int64, float64 or nil (a timestamp stays the string written).
 	Frontmatter map[string]any
 	// Files are the skill's other files, sorted by path.
-	Files []SkillDocFile
+	Files []SkillFile
 }
 
-// SkillDocFile is one file of a skill besides SKILL.md.
-type SkillDocFile struct {
+// SkillFile is one file of a skill besides SKILL.md.
+type SkillFile struct {
 	// Path is the file's path in the skill, with forward slashes.
 	Path        string
 	Description string
@@ -69,19 +69,19 @@ type SkillDocFile struct {
 
 // Dynamic reports whether some file's content is made when it is read,
 // so no digest of it can be given beforehand.
-func (d *SkillDoc) Dynamic() bool {
-	return slices.ContainsFunc(d.Files, func(f SkillDocFile) bool { return f.Size < 0 })
+func (d *SkillFiles) Dynamic() bool {
+	return slices.ContainsFunc(d.Files, func(f SkillFile) bool { return f.Size < 0 })
 }
 
 // File returns the file of the skill at p (SkillMDFile included, with its
 // size and sha256).
-func (d *SkillDoc) File(p string) (SkillDocFile, bool) {
+func (d *SkillFiles) File(p string) (SkillFile, bool) {
 	if p == SkillMDFile {
-		return SkillDocFile{Path: SkillMDFile, Size: int64(len(d.SkillMD)), SHA256: skillSHA256(d.SkillMD)}, true
+		return SkillFile{Path: SkillMDFile, Size: int64(len(d.SkillMD)), SHA256: skillSHA256(d.SkillMD)}, true
 	}
-	i, ok := slices.BinarySearchFunc(d.Files, p, func(f SkillDocFile, p string) int { return strings.Compare(f.Path, p) })
+	i, ok := slices.BinarySearchFunc(d.Files, p, func(f SkillFile, p string) int { return strings.Compare(f.Path, p) })
 	if !ok {
-		return SkillDocFile{}, false
+		return SkillFile{}, false
 	}
 	return d.Files[i], true
 }
@@ -131,24 +131,24 @@ func (set *SkillSet) exact(rc RunContext, name string) (skillRef, bool) {
 // run may use it. A skill the run may not use is ErrNoSkillDoc, exactly as
 // one that does not exist; a SKILL.md that changed since the skill was
 // loaded is ErrSkillUnreadable.
-func (set *SkillSet) Doc(run *Run, name string) (*SkillDoc, error) {
+func (set *SkillSet) Doc(run *Run, name string) (*SkillFiles, error) {
 	s, ok := set.exact(run.Context(), name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNoSkillDoc, name)
 	}
 	tx := set.texts(run)
-	d := &SkillDoc{Name: s.name, Description: tx.clean(s.description())}
+	d := &SkillFiles{Name: s.name, Description: tx.clean(s.description())}
 	var md string
 	if c := s.code; c != nil {
 		md = renderSkillMD(c.Name, c.Description, c.License, c.Compatibility, c.Metadata, c.Instructions)
 		for _, r := range c.Resources {
-			f := SkillDocFile{Path: r.Name, Description: tx.clean(r.Description), Size: -1}
+			f := SkillFile{Path: r.Name, Description: tx.clean(r.Description), Size: -1}
 			if r.Load == nil {
 				f.Size, f.SHA256 = int64(len(r.Content)), skillSHA256(r.Content)
 			}
 			d.Files = append(d.Files, f)
 		}
-		slices.SortFunc(d.Files, func(a, b SkillDocFile) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortFunc(d.Files, func(a, b SkillFile) int { return strings.Compare(a.Path, b.Path) })
 	} else {
 		sk := s.file.Skill
 		if sk.Kind == packs.KindPlaybook {
@@ -161,7 +161,7 @@ func (set *SkillSet) Doc(run *Run, name string) (*SkillDoc, error) {
 			md = raw
 		}
 		for _, r := range sk.Resources { // sorted by path when loaded
-			d.Files = append(d.Files, SkillDocFile{Path: r.Path, Size: r.Size, SHA256: r.SHA256})
+			d.Files = append(d.Files, SkillFile{Path: r.Path, Size: r.Size, SHA256: r.SHA256})
 		}
 	}
 	d.SkillMD = []byte(tx.clean(md))
@@ -179,7 +179,7 @@ func (set *SkillSet) Doc(run *Run, name string) (*SkillDoc, error) {
 // still has the size and sha256 listed; a Go skill's resource, made when
 // its content is. At most limit bytes are returned (packs.MaxSkillBytes
 // when limit <= 0); a larger file is ErrSkillUnreadable.
-func (set *SkillSet) ReadDocFile(ctx context.Context, run *Run, d *SkillDoc, p string, limit int64) ([]byte, error) {
+func (set *SkillSet) ReadDocFile(ctx context.Context, run *Run, d *SkillFiles, p string, limit int64) ([]byte, error) {
 	if limit <= 0 {
 		limit = packs.MaxSkillBytes
 	}

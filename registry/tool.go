@@ -39,7 +39,7 @@ const (
 type Tool struct {
 	// Tool is the description: name, description, schemas, examples,
 	// flags, risk inputs, category, tags, loading mode, config params.
-	*packs.Tool
+	*packs.ToolSpec
 	// Kind says how the tool is implemented.
 	Kind Kind
 	// APIName is the name the renderings give the tool: Name when every
@@ -111,7 +111,7 @@ type Native interface {
 	// The registry completes the description (category, loading mode,
 	// display name) and does not keep the returned pointer's later
 	// changes: describe once, at registration.
-	Describe() packs.Tool
+	Describe() packs.ToolSpec
 	// Execute runs the tool. args is a JSON object already validated
 	// against the input schema. The result is JSON (see Result.Output);
 	// a returned error is a tool error shown to the model: a *ToolError

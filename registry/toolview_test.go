@@ -25,7 +25,7 @@ func TestToolSearchScoresIgnoreActivation(t *testing.T) {
 		{"report_bug", "Report a bug in a report of bugs."},
 		{"photo_crop", "Crop a photo."},
 	} {
-		natives = append(natives, biTool{d: packs.Tool{Name: d.name, Description: d.desc, Loading: packs.LoadingDeferred}})
+		natives = append(natives, biTool{d: packs.ToolSpec{Name: d.name, Description: d.desc, Loading: packs.LoadingDeferred}})
 	}
 	idx, err := index.Open(ctx, filepath.Join(t.TempDir(), "index.db"), nil)
 	if err != nil {
@@ -36,9 +36,9 @@ func TestToolSearchScoresIgnoreActivation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tools []index.Tool
+	var tools []index.ToolRecord
 	for _, tl := range reg.Tools() {
-		tools = append(tools, index.Tool{Name: tl.Name, Description: tl.Description, LoadingMode: tl.Loading})
+		tools = append(tools, index.ToolRecord{Name: tl.Name, Description: tl.Description, LoadingMode: tl.Loading})
 	}
 	if _, err := idx.SyncTools(ctx, tools); err != nil {
 		t.Fatal(err)

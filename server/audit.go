@@ -132,7 +132,7 @@ func (a *auditLog) tool(tenant string, t *registry.Tool, narrow *packs.PackGrant
 		return v.(*auditTool)
 	}
 	at := &auditTool{grants: grantSummary(t, narrow)}
-	if t.Tool != nil && len(t.InputSchema) > 0 {
+	if t.ToolSpec != nil && len(t.InputSchema) > 0 {
 		json.Unmarshal(t.InputSchema, &at.schema) // a schema that does not decode names no keys
 	}
 	v, _ := a.tools.LoadOrStore(key, at)

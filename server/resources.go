@@ -121,12 +121,12 @@ func mimeType(p string) string {
 // skillDocs returns the documents of the skills the session's tenant may
 // use, sorted by name. A skill whose SKILL.md cannot be read now (it
 // changed since it was loaded) is left out and logged.
-func (ss *session) skillDocs() []*registry.SkillDoc {
+func (ss *session) skillDocs() []*registry.SkillFiles {
 	set := ss.run.Skills()
 	if set == nil {
 		return nil
 	}
-	var out []*registry.SkillDoc
+	var out []*registry.SkillFiles
 	for _, name := range set.Names(ss.run) {
 		d, err := set.Doc(ss.run, name)
 		if err != nil {
@@ -141,7 +141,7 @@ func (ss *session) skillDocs() []*registry.SkillDoc {
 // skillDoc returns the document of the skill called name, when the
 // session's tenant may use it; an unreadable SKILL.md is an internal
 // error.
-func (ss *session) skillDoc(name string) (*registry.SkillDoc, error) {
+func (ss *session) skillDoc(name string) (*registry.SkillFiles, error) {
 	set := ss.run.Skills()
 	if set == nil {
 		return nil, registry.ErrNoSkillDoc
@@ -162,7 +162,7 @@ type keyedResource struct {
 
 // docResources are the resources of one skill: its SKILL.md first, then
 // its files by path.
-func docResources(d *registry.SkillDoc) []keyedResource {
+func docResources(d *registry.SkillFiles) []keyedResource {
 	out := make([]keyedResource, 0, 1+len(d.Files))
 	out = append(out, keyedResource{resourceKey(d.Name, registry.SkillMDFile), &mcp.Resource{
 		URI: skillURI(d.Name, registry.SkillMDFile), Name: d.Name, Title: d.Name,

@@ -123,7 +123,7 @@ type getSkillResult struct {
 
 // entry describes skill d for the extension, or says why it exceeds the
 // extension's limits.
-func entry(d *registry.SkillDoc) (*skillEntry, error) {
+func entry(d *registry.SkillFiles) (*skillEntry, error) {
 	e := &skillEntry{URI: skillURI(d.Name, registry.SkillMDFile), Frontmatter: d.Frontmatter}
 	if n := 1 + len(d.Files); n > maxSkillEntries {
 		return nil, fmt.Errorf("skill %q has %d files with its SKILL.md; the skills extension serves a skill of at most %d (read its files with resources/read)", d.Name, n, maxSkillEntries)

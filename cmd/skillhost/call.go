@@ -432,7 +432,7 @@ func callModule(ctx context.Context, g *globals, cf *callFlags) error {
 			// A command module's exports trap before its runtime exists:
 			// say which flag builds the module the host can call.
 			if errors.Is(err, host.ErrTrap) {
-				if cerr := packs.CheckModule(&packs.Module{Name: name, Path: name, Tools: []*packs.Tool{{Name: cf.export, Export: cf.export}}}, wasm); errors.Is(cerr, packs.ErrModule) {
+				if cerr := packs.CheckModule(&packs.Module{Name: name, Path: name, Tools: []*packs.ToolSpec{{Name: cf.export, Export: cf.export}}}, wasm); errors.Is(cerr, packs.ErrModule) {
 					msg += "; " + message(cerr)
 				}
 			}

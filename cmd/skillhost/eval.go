@@ -127,9 +127,9 @@ func evaluate(ctx context.Context, tools []evalset.Tool, queries []evalset.Query
 		return nil, err
 	}
 	defer st.Close()
-	recs := make([]index.Tool, 0, len(tools))
+	recs := make([]index.ToolRecord, 0, len(tools))
 	for _, t := range tools {
-		r := index.Tool{Name: t.Name, Description: t.Description, LoadingMode: packs.LoadingDeferred}
+		r := index.ToolRecord{Name: t.Name, Description: t.Description, LoadingMode: packs.LoadingDeferred}
 		for _, p := range t.Params {
 			r.Params = append(r.Params, index.Param{Name: p.Name, Description: p.Description})
 		}

@@ -16,7 +16,7 @@ import (
 // skillJSON is `skillhost show --json` for a skill. Env values never
 // appear: only whether each declared variable has a value.
 type skillJSON struct {
-	*packs.Skill
+	*packs.SkillSpec
 	// Aliases are a playbook skill's other names: its file's name and
 	// its title.
 	Aliases  []string          `json:"aliases,omitempty"`
@@ -55,7 +55,7 @@ func showSkill(g *globals, e *skillhost.Engine, se *packs.SkillEntry, alias stri
 		}
 	}
 	if asJSON {
-		b, err := json.MarshalIndent(skillJSON{Skill: s, Aliases: aliases, Source: se.Source, Path: se.Path,
+		b, err := json.MarshalIndent(skillJSON{SkillSpec: s, Aliases: aliases, Source: se.Source, Path: se.Path,
 			Settings: settingsJSON{st.Enabled, st.Model, st.MaxIterations, st.AllowChatIDs}, Env: env}, "", "  ")
 		if err != nil {
 			return err

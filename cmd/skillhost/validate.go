@@ -116,7 +116,7 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		return []error{fmt.Errorf("%s: file is larger than %d MiB", path, maxValidateBytes>>20)}, nil, ""
 	}
 	base := filepath.Base(path)
-	var skills []*packs.Skill
+	var skills []*packs.SkillSpec
 	switch {
 	case base == packs.ManifestFile:
 		p, err := packs.Parse(data, path)
@@ -136,13 +136,13 @@ func validatePath(ctx context.Context, path string, depth int) (errs []error, wa
 		pack := filepath.Base(filepath.Dir(mustAbs(path)))
 		skills, err = packs.ParsePlaybook(path, data, pack)
 	case packs.IsSkillFile(base):
-		var s *packs.Skill
+		var s *packs.SkillSpec
 		s, err = packs.ParseSkillMD(path, data, filepath.Base(filepath.Dir(mustAbs(path))))
 		if s != nil {
 			skills = append(skills, s)
 		}
 	case strings.HasSuffix(base, ".md"):
-		var s *packs.Skill
+		var s *packs.SkillSpec
 		s, err = packs.ParseSkillMD(path, data, strings.TrimSuffix(base, ".md"))
 		if s != nil {
 			skills = append(skills, s)
