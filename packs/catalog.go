@@ -33,9 +33,9 @@ type SkillEntry struct {
 // ToolEntry is a tool of the catalog, the module and pack that bring it,
 // and where it came from.
 type ToolEntry struct {
-	Tool   *ToolSpec   `json:"tool"`
-	Module *Module `json:"-"`
-	Pack   *Pack   `json:"-"`
+	Tool   *ToolSpec `json:"tool"`
+	Module *Module   `json:"-"`
+	Pack   *Pack     `json:"-"`
 	Origin
 	// Hash identifies the tool's record: its manifest entry, its module's
 	// name, path, pin, request and limits, the pack's name and version, and

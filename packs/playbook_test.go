@@ -22,7 +22,7 @@ const playbookTestdata = "../testdata/packs/playbook"
 // errors, one message each.
 type playbookResult struct {
 	Skills []*SkillSpec `json:"skills"`
-	Errors []string `json:"errors"`
+	Errors []string     `json:"errors"`
 }
 
 func parseResult(file string, data []byte, pack string) playbookResult {
