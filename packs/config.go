@@ -1,7 +1,6 @@
 package packs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +9,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/gobwas/glob"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
 // ConfigFile is the name of the operator's config file, looked for in the
@@ -78,24 +77,10 @@ var (
 	hostGlobRE = regexp.MustCompile(`^[A-Za-z0-9*?.\-\[\]]+(:[0-9]+)?$`)
 )
 
-// ConfigError is one problem in the operator's config file.
-type ConfigError struct {
-	File string
-	Line int    // 0 when unknown
-	Key  string // the TOML key path, e.g. "sources.max_depth"
-	Msg  string
-}
-
-func (e *ConfigError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc += ":" + strconv.Itoa(e.Line)
-	}
-	return loc + ": " + e.Msg
-}
-
-// Is makes a *ConfigError match ErrInvalidConfig.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// ConfigError is one problem in the operator's config file: FILE:LINE:
+// message, with the key path. It matches ErrInvalidConfig (and every other
+// layer's ErrBadConfig, the same value).
+type ConfigError = confwalk.Error
 
 // MissingEnvError says that a skill declares an environment variable the
 // config gives no value for, and where to add it.
@@ -457,24 +442,20 @@ func LoadConfig(path string) (*Config, error) {
 // folder is the base of relative paths. Every problem found is returned,
 // joined (errors.Join), each a *ConfigError with the line where known.
 func ParseConfig(file string, data []byte) (*Config, error) {
-	if len(data) > maxConfigBytes {
-		return nil, &ConfigError{File: file, Msg: fmt.Sprintf("config is larger than %d bytes", maxConfigBytes)}
-	}
-	var top map[string]toml.Primitive
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&top)
+	w, top, err := confwalk.Parse(file, data, maxConfigBytes)
 	if err != nil {
-		return nil, tomlSyntaxError(file, data, err)
+		return nil, err
 	}
-	r := &tomlReader{md: &md, file: file, base: filepath.Dir(file)}
+	r := &tomlReader{Walker: w, base: w.Base()}
 	c := &Config{
 		File:     file,
 		StateDir: filepath.Join(r.base, DefaultStateDir),
 		Sources:  SourcesConfig{Bundled: true},
 	}
-	for _, kv := range r.children(top, nil) {
-		switch kv.key.last() {
+	for _, kv := range top {
+		switch kv.Key.Last() {
 		case "state_dir":
-			if s, ok := r.path(kv); ok {
+			if s, ok := r.Path(kv); ok {
 				c.StateDir, c.stateDirSet = s, true
 			}
 		case "sources":
@@ -502,7 +483,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		case "capabilities":
 			r.capabilities(c, kv)
 		default:
-			r.errorf(kv, "unknown key %q; expected one of %s", kv.key.String(), topLevelKeys)
+			r.Errorf(kv, "unknown key %q; expected one of %s", kv.Key.String(), topLevelKeys)
 		}
 	}
 	r.checkServe(c)
@@ -522,395 +503,74 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if !c.Sources.workspaceSet {
 		c.Sources.Workspace = filepath.Join(r.base, DefaultWorkspaceSkills)
 	}
-	if len(r.errs) > 0 {
-		return nil, errors.Join(r.errs...)
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
-// tomlSyntaxError turns a decode error into a *ConfigError with its line.
-func tomlSyntaxError(file string, data []byte, err error) error {
-	var pe toml.ParseError
-	if !errors.As(err, &pe) {
-		return &ConfigError{File: file, Msg: "invalid TOML: " + strings.TrimPrefix(err.Error(), "toml: ")}
-	}
-	msg := pe.Message
-	if m := dupKeyRE.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("key %q is defined twice; each key and table may appear once", m[1])
-	} else if m := badUTF8RE.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("invalid UTF-8 byte %s; the config must be UTF-8 text", m[1])
-	} else {
-		msg = "invalid TOML: " + msg
-	}
-	return &ConfigError{File: file, Line: errorLine(data, pe.Position), Msg: msg}
-}
-
-// errorLine is the line of a syntax error: the line of its first byte, so
-// an error found at a line's newline is put on that line, not the next.
-func errorLine(data []byte, pos toml.Position) int {
-	if pos.Start >= 0 && pos.Start < len(data) {
-		return bytes.Count(data[:pos.Start], []byte("\n")) + 1
-	}
-	return pos.Line
-}
-
-var (
-	dupKeyRE  = regexp.MustCompile(`^Key '(.*)' has already been defined\.?$`)
-	badUTF8RE = regexp.MustCompile(`^invalid UTF-8 byte:? (0x[0-9a-fA-F]+)`)
-)
-
-// tomlReader walks a decoded TOML document key by key, so that every
-// problem is reported (not only the first) with its key path and line.
+// tomlReader reads the sections packs owns with the shared walker.
 type tomlReader struct {
-	md   *toml.MetaData
-	file string
+	*confwalk.Walker
 	base string
-	errs []error
 	// oauthSeen is set when [server.oauth] is present, even if unusable.
 	oauthSeen bool
 }
 
 // tomlValue is one key of the document and its value.
-type tomlValue struct {
-	key  tomlKey
-	val  any
-	line int
-	prim toml.Primitive
-	// hasPrim is false for values inside arrays, which have no key of
-	// their own (their line is the array's).
-	hasPrim bool
-}
+type tomlValue = confwalk.Value
 
-// tomlKey is a key path. Elements of arrays are segments such as "[1]",
-// so messages can say packs.core.mounts[1].guest.
-type tomlKey []string
-
-func (k tomlKey) child(name string) tomlKey {
-	return append(slices.Clip(k), name)
-}
-
-func (k tomlKey) index(i int) tomlKey {
-	return append(slices.Clip(k), "["+strconv.Itoa(i)+"]")
-}
-
-func (k tomlKey) last() string {
-	if len(k) == 0 {
-		return ""
-	}
-	return k[len(k)-1]
-}
-
-func (k tomlKey) String() string {
-	var b strings.Builder
-	for i, seg := range k {
-		if strings.HasPrefix(seg, "[") {
-			b.WriteString(seg)
-			continue
-		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(toml.Key{seg}.String())
-	}
-	return b.String()
-}
-
-// errProbe is returned by lineProbe to make the decoder report a key's
-// position.
-var errProbe = errors.New("position probe")
-
-// lineProbe is a decode target that fails on purpose: the decoder wraps the
-// failure in a toml.ParseError carrying the position of the key decoded.
-type lineProbe struct{}
-
-func (lineProbe) UnmarshalTOML(any) error { return errProbe }
-
-func (r *tomlReader) lineOf(p toml.Primitive) int {
-	var pe toml.ParseError
-	if err := r.md.PrimitiveDecode(p, &lineProbe{}); errors.As(err, &pe) {
-		return pe.Position.Line
-	}
-	return 0
-}
-
-// children returns the keys of a table in file order.
-func (r *tomlReader) children(m map[string]toml.Primitive, parent *tomlValue) []tomlValue {
-	out := make([]tomlValue, 0, len(m))
-	for name, p := range m {
-		kv := tomlValue{prim: p, hasPrim: true}
-		if parent == nil {
-			kv.key = tomlKey{name}
-		} else {
-			kv.key = parent.key.child(name)
-		}
-		_ = r.md.PrimitiveDecode(p, &kv.val)
-		kv.line = r.lineOf(p)
-		out = append(out, kv)
-	}
-	for i := range out {
-		if out[i].line == 0 {
-			out[i].line = r.firstLine(out[i])
-		}
-		if out[i].line == 0 && parent != nil {
-			out[i].line = parent.line
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].line != out[j].line {
-			return out[i].line < out[j].line
-		}
-		return out[i].key.last() < out[j].key.last()
-	})
-	return out
-}
-
-// firstLine finds a line for a table that was created implicitly (by a
-// [a.b] header, so [a] has no line): the first line of its keys.
-func (r *tomlReader) firstLine(kv tomlValue) int {
-	if !kv.hasPrim {
-		return 0
-	}
-	if _, ok := kv.val.(map[string]any); !ok {
-		return 0
-	}
-	var m map[string]toml.Primitive
-	if r.md.PrimitiveDecode(kv.prim, &m) != nil {
-		return 0
-	}
-	best := 0
-	for _, p := range m {
-		l := r.lineOf(p)
-		if l == 0 {
-			var sub any
-			_ = r.md.PrimitiveDecode(p, &sub)
-			l = r.firstLine(tomlValue{prim: p, hasPrim: true, val: sub})
-		}
-		if l > 0 && (best == 0 || l < best) {
-			best = l
-		}
-	}
-	return best
-}
-
-func (r *tomlReader) errorf(kv tomlValue, format string, args ...any) {
-	r.errs = append(r.errs, &ConfigError{File: r.file, Line: kv.line, Key: kv.key.String(), Msg: fmt.Sprintf(format, args...)})
-}
-
-// tomlType names the TOML type of a decoded value for messages.
-func tomlType(v any) string {
-	switch v.(type) {
-	case string:
-		return "string"
-	case int64:
-		return "integer"
-	case float64:
-		return "float"
-	case bool:
-		return "boolean"
-	case map[string]any:
-		return "table"
-	case []any, []map[string]any:
-		return "array"
-	case time.Time:
-		return "datetime"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-func (r *tomlReader) wrongType(kv tomlValue, want string) {
-	r.errorf(kv, "%s must be %s, got %s", kv.key, want, tomlType(kv.val))
-}
-
-// table returns the keys of a table value.
-func (r *tomlReader) table(kv tomlValue, want string) ([]tomlValue, bool) {
-	m, ok := kv.val.(map[string]any)
-	if !ok {
-		r.wrongType(kv, want)
-		return nil, false
-	}
-	if kv.hasPrim {
-		var pm map[string]toml.Primitive
-		if err := r.md.PrimitiveDecode(kv.prim, &pm); err == nil {
-			return r.children(pm, &kv), true
-		}
-	}
-	// A table inside an array: its keys have no positions of their own.
-	out := make([]tomlValue, 0, len(m))
-	for _, name := range sortedNames(m) {
-		out = append(out, tomlValue{key: kv.key.child(name), val: m[name], line: kv.line})
-	}
-	return out, true
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func (r *tomlReader) str(kv tomlValue) (string, bool) {
-	s, ok := kv.val.(string)
-	if !ok {
-		r.wrongType(kv, "a string")
-	}
-	return s, ok
-}
-
-func (r *tomlReader) boolean(kv tomlValue) (bool, bool) {
-	b, ok := kv.val.(bool)
-	if !ok {
-		r.wrongType(kv, "true or false")
-	}
-	return b, ok
-}
-
-func (r *tomlReader) integer(kv tomlValue) (int64, bool) {
-	n, ok := kv.val.(int64)
-	if !ok {
-		r.wrongType(kv, "an integer")
-	}
-	return n, ok
-}
-
-// array returns the elements of an array value.
-func (r *tomlReader) array(kv tomlValue, want string) ([]tomlValue, bool) {
-	var items []any
-	switch a := kv.val.(type) {
-	case []any:
-		items = a
-	case []map[string]any:
-		for _, m := range a {
-			items = append(items, m)
-		}
-	default:
-		r.wrongType(kv, want)
-		return nil, false
-	}
-	out := make([]tomlValue, len(items))
-	for i, v := range items {
-		out[i] = tomlValue{key: kv.key.index(i), val: v, line: kv.line}
-	}
-	return out, true
-}
-
-// strings reads an array of strings; integers are accepted and written in
-// decimal when ints is true (chat IDs are often numbers).
-func (r *tomlReader) strings(kv tomlValue, ints bool) ([]string, bool) {
-	want := "an array of strings"
-	if ints {
-		want = "an array of strings or integers"
-	}
-	items, ok := r.array(kv, want)
-	if !ok {
-		return nil, false
-	}
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		switch v := it.val.(type) {
-		case string:
-			out = append(out, v)
-		case int64:
-			if ints {
-				out = append(out, strconv.FormatInt(v, 10))
-				continue
-			}
-			r.wrongType(it, "a string")
-			ok = false
-		default:
-			if ints {
-				r.wrongType(it, "a string or an integer")
-			} else {
-				r.wrongType(it, "a string")
-			}
-			ok = false
-		}
-	}
-	return out, ok
-}
-
-// path reads a file path: "~" is the home folder, relative paths are taken
-// from the config file's folder.
-func (r *tomlReader) path(kv tomlValue) (string, bool) {
-	s, ok := r.str(kv)
-	if !ok {
-		return "", false
-	}
-	if s == "" {
-		r.errorf(kv, "%s must not be empty", kv.key)
-		return "", false
-	}
-	p, err := expandHome(s)
-	if err != nil {
-		r.errorf(kv, "%s: %v", kv.key, err)
-		return "", false
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(r.base, p)
-	}
-	return filepath.Clean(p), true
-}
+func sortedNames[V any](m map[string]V) []string { return confwalk.SortedNames(m) }
 
 // expandHome replaces a leading "~" or "~/" with the user's home folder.
-func expandHome(p string) (string, error) {
-	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, `~\`) {
-		return p, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot expand ~ in %q: %v", p, err)
-	}
-	return filepath.Join(home, p[1:]), nil
-}
+func expandHome(p string) (string, error) { return confwalk.ExpandHome(p) }
 
 func (r *tomlReader) sources(c *Config, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([sources])")
+	keys, ok := r.Table(kv, "a table ([sources])")
 	if !ok {
 		return
 	}
 	s := &c.Sources
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "bundled":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				s.Bundled = b
 			}
 		case "installed":
-			items, ok := r.array(k, "an array of folder paths")
+			items, ok := r.Array(k, "an array of folder paths")
 			if !ok {
 				continue
 			}
 			for _, it := range items {
-				if p, ok := r.path(it); ok {
+				if p, ok := r.Path(it); ok {
 					s.Installed = append(s.Installed, p)
 				}
 			}
 		case "user", "workspace":
 			dst, set := &s.User, &s.userSet
-			if k.key.last() == "workspace" {
+			if k.Key.Last() == "workspace" {
 				dst, set = &s.Workspace, &s.workspaceSet
 			}
-			if v, ok := k.val.(string); ok && v == "" {
+			if v, ok := k.Val.(string); ok && v == "" {
 				*dst, *set = "", true // turned off
 				continue
 			}
-			if p, ok := r.path(k); ok {
+			if p, ok := r.Path(k); ok {
 				*dst, *set = p, true
 			}
 		case "max_depth":
-			n, ok := r.integer(k)
+			n, ok := r.Int(k)
 			if !ok {
 				continue
 			}
 			if n < -1 || n > 1000 {
-				r.errorf(k, "%s must be -1 (unlimited), 0 (the default, %d) or a depth from 1 to 1000, got %d", k.key, DefaultMaxDepth, n)
+				r.Errorf(k, "%s must be -1 (unlimited), 0 (the default, %d) or a depth from 1 to 1000, got %d", k.Key, DefaultMaxDepth, n)
 				continue
 			}
 			s.MaxDepth = int(n)
 		default:
-			r.errorf(k, "unknown key %q; expected one of bundled, installed, user, workspace, max_depth", k.key.String())
+			r.Errorf(k, "unknown key %q; expected one of bundled, installed, user, workspace, max_depth", k.Key.String())
 		}
 	}
 }
@@ -922,18 +582,18 @@ func isEnvCandidate(k string) bool {
 }
 
 func (r *tomlReader) skills(c *Config, kv tomlValue) {
-	sections, ok := r.table(kv, "a table of [skills.<name>] sections")
+	sections, ok := r.Table(kv, "a table of [skills.<name>] sections")
 	if !ok {
 		return
 	}
 	for _, sec := range sections {
-		name := sec.key.last()
-		if _, isTable := sec.val.(map[string]any); !isTable && (slices.Contains(skillDiscoveryKeys, name) || name == "cache_dir" || name == "skill_packs") {
-			r.errorf(sec, "%s is not a skill section: engine-wide skill settings go in [skill_discovery] (every table under [skills] configures the skill of its name)", sec.key)
+		name := sec.Key.Last()
+		if _, isTable := sec.Val.(map[string]any); !isTable && (slices.Contains(skillDiscoveryKeys, name) || name == "cache_dir" || name == "skill_packs") {
+			r.Errorf(sec, "%s is not a skill section: engine-wide skill settings go in [skill_discovery] (every table under [skills] configures the skill of its name)", sec.Key)
 			continue
 		}
 		if !configNameRE.MatchString(name) {
-			r.errorf(sec, "skill name %q in [%s] must be letters, digits, '.', '-' or '_'", name, sec.key)
+			r.Errorf(sec, "skill name %q in [%s] must be letters, digits, '.', '-' or '_'", name, sec.Key)
 			continue
 		}
 		sc, ok := r.skillSection(sec, name == defaultsSection)
@@ -952,32 +612,32 @@ func (r *tomlReader) skills(c *Config, kv tomlValue) {
 }
 
 func (r *tomlReader) skillSection(sec tomlValue, defaults bool) (SkillConfig, bool) {
-	sc := SkillConfig{Line: sec.line}
-	keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
+	sc := SkillConfig{Line: sec.Line}
+	keys, ok := r.Table(sec, fmt.Sprintf("a table ([%s])", sec.Key))
 	if !ok {
 		return sc, false
 	}
 	for _, k := range keys {
-		name := k.key.last()
+		name := k.Key.Last()
 		switch name {
 		case "enabled":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				sc.Enabled = &b
 			}
 		case "model":
-			if s, ok := r.str(k); ok {
+			if s, ok := r.Str(k); ok {
 				sc.Model = s
 			}
 		case "max_iterations":
-			if n, ok := r.integer(k); ok {
+			if n, ok := r.Int(k); ok {
 				if n < 1 || n > 1000 {
-					r.errorf(k, "%s must be from 1 to 1000, got %d", k.key, n)
+					r.Errorf(k, "%s must be from 1 to 1000, got %d", k.Key, n)
 					continue
 				}
 				sc.MaxIterations = int(n)
 			}
 		case "allow_chat_ids":
-			if ids, ok := r.strings(k, true); ok {
+			if ids, ok := r.Strings(k, true); ok {
 				if ids == nil {
 					ids = []string{}
 				}
@@ -985,16 +645,16 @@ func (r *tomlReader) skillSection(sec tomlValue, defaults bool) (SkillConfig, bo
 			}
 		default:
 			switch {
-			case sec.key.last() == "directory" && slices.Contains(directoryKeys, name):
-				r.errorf(k, "unknown setting %q in [%s]: this section configures the skill named directory; the skill directory is configured in [skill_discovery.directory]", name, sec.key)
+			case sec.Key.Last() == "directory" && slices.Contains(directoryKeys, name):
+				r.Errorf(k, "unknown setting %q in [%s]: this section configures the skill named directory; the skill directory is configured in [skill_discovery.directory]", name, sec.Key)
 			case !isEnvCandidate(name):
-				r.errorf(k, "unknown setting %q in [%s]; env values must be UPPER_CASE", name, sec.key)
+				r.Errorf(k, "unknown setting %q in [%s]; env values must be UPPER_CASE", name, sec.Key)
 			case !envRE.MatchString(name):
-				r.errorf(k, "%q in [%s] is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, sec.key)
+				r.Errorf(k, "%q in [%s] is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, sec.Key)
 			case defaults:
-				r.errorf(k, "%s cannot be set in [%s]: env values are given to one skill at a time; put it under the [skills.<name>] section of the skill that declares it", name, sec.key)
+				r.Errorf(k, "%s cannot be set in [%s]: env values are given to one skill at a time; put it under the [skills.<name>] section of the skill that declares it", name, sec.Key)
 			default:
-				if s, ok := r.str(k); ok {
+				if s, ok := r.Str(k); ok {
 					if sc.Env == nil {
 						sc.Env = map[string]Secret{}
 					}
@@ -1016,15 +676,15 @@ func (r *tomlReader) packs(c *Config, kv tomlValue) {
 // or a tenant's [tenants.<id>.grants.<name>]. It returns nil when there
 // are none.
 func (r *tomlReader) packGrants(kv tomlValue, want string) map[string]PackGrant {
-	sections, ok := r.table(kv, want)
+	sections, ok := r.Table(kv, want)
 	if !ok {
 		return nil
 	}
 	var out map[string]PackGrant
 	for _, sec := range sections {
-		name := sec.key.last()
+		name := sec.Key.Last()
 		if !nameRE.MatchString(name) {
-			r.errorf(sec, "pack name %q in [%s] must be lowercase letters and digits separated by single - or _", name, sec.key)
+			r.Errorf(sec, "pack name %q in [%s] must be lowercase letters and digits separated by single - or _", name, sec.Key)
 			continue
 		}
 		g, ok := r.packSection(sec)
@@ -1045,32 +705,32 @@ func defaultGrant() PackGrant {
 
 func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 	g := defaultGrant()
-	g.Line = sec.line
-	keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
+	g.Line = sec.Line
+	keys, ok := r.Table(sec, fmt.Sprintf("a table ([%s])", sec.Key))
 	if !ok {
 		return g, false
 	}
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "enabled":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				g.Enabled = b
 			}
 		case "allowed_hosts":
-			hosts, _ := r.strings(k, false)
+			hosts, _ := r.Strings(k, false)
 			for i, h := range hosts {
 				if !hostGlobRE.MatchString(h) {
-					r.errorf(k, "%s[%d] %q must be a host name or glob such as api.example.com or *.example.com, without scheme or path", k.key, i, h)
+					r.Errorf(k, "%s[%d] %q must be a host name or glob such as api.example.com or *.example.com, without scheme or path", k.Key, i, h)
 					continue
 				}
 				g.AllowedHosts = append(g.AllowedHosts, strings.ToLower(h))
 			}
 		case "allow_private_network":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				g.AllowPrivateNetwork = b
 			}
 		case "mounts":
-			items, ok := r.array(k, "an array of tables such as {host = \"/data\", guest = \"/data\", read_only = true}")
+			items, ok := r.Array(k, "an array of tables such as {host = \"/data\", guest = \"/data\", read_only = true}")
 			if !ok {
 				continue
 			}
@@ -1080,17 +740,17 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				}
 			}
 		case "env":
-			vars, ok := r.table(k, "a table of NAME = \"value\"")
+			vars, ok := r.Table(k, "a table of NAME = \"value\"")
 			if !ok {
 				continue
 			}
 			for _, v := range vars {
-				name := v.key.last()
+				name := v.Key.Last()
 				if !envRE.MatchString(name) {
-					r.errorf(v, "%q in %s is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, k.key)
+					r.Errorf(v, "%q in %s is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, k.Key)
 					continue
 				}
-				if s, ok := r.str(v); ok {
+				if s, ok := r.Str(v); ok {
 					if g.Env == nil {
 						g.Env = map[string]Secret{}
 					}
@@ -1098,10 +758,10 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				}
 			}
 		case "services":
-			svcs, _ := r.strings(k, false)
+			svcs, _ := r.Strings(k, false)
 			for i, s := range svcs {
 				if !serviceRE.MatchString(s) {
-					r.errorf(k, "%s[%d] %q must be a namespaced service such as mail.send", k.key, i, s)
+					r.Errorf(k, "%s[%d] %q must be a namespaced service such as mail.send", k.Key, i, s)
 					continue
 				}
 				g.Services = append(g.Services, s)
@@ -1117,7 +777,7 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				g.Isolation = s
 			}
 		case "scope_mode":
-			s, ok := r.str(k)
+			s, ok := r.Str(k)
 			if !ok {
 				continue
 			}
@@ -1125,15 +785,15 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				g.ScopeMode, g.scopeSet = s, true
 			}
 		case "update_existing":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				g.UpdateExisting = b
 			}
 		case "pinned":
-			if p, ok := r.strings(k, false); ok {
+			if p, ok := r.Strings(k, false); ok {
 				g.Pinned = p
 			}
 		case "config":
-			vals, ok := r.table(k, "a table of settings such as {region = \"eu\", max_results = 20}")
+			vals, ok := r.Table(k, "a table of settings such as {region = \"eu\", max_results = 20}")
 			if !ok {
 				continue
 			}
@@ -1145,20 +805,20 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 				if g.Config == nil {
 					g.Config = map[string]ConfigValue{}
 				}
-				g.Config[v.key.last()] = cv
+				g.Config[v.Key.Last()] = cv
 			}
 		case "name":
-			r.errorf(k, "%s is not a setting: a pack's name is its section's, [packs.<name>], and must equal the name in its pack.yaml", k.key)
+			r.Errorf(k, "%s is not a setting: a pack's name is its section's, [packs.<name>], and must equal the name in its pack.yaml", k.Key)
 		case "path":
-			r.errorf(k, "%s is not a setting: packs are found in the folders of [sources]; add the folder that holds the pack to [sources] installed", k.key)
+			r.Errorf(k, "%s is not a setting: packs are found in the folders of [sources]; add the folder that holds the pack to [sources] installed", k.Key)
 		case "format":
-			r.errorf(k, "%s is not a setting: the format of each skill file is read from its name (SKILL.md, *.skill.md, *.skill.yaml, *.skill.yml, *.skill.json, *.skill.jsonl)", k.key)
+			r.Errorf(k, "%s is not a setting: the format of each skill file is read from its name (SKILL.md, *.skill.md, *.skill.yaml, *.skill.yml, *.skill.json, *.skill.jsonl)", k.Key)
 		case "update_existing_pack_skills":
-			r.errorf(k, "unknown key %q; the setting is called update_existing", k.key.String())
+			r.Errorf(k, "unknown key %q; the setting is called update_existing", k.Key.String())
 		case "pinned_skill_names":
-			r.errorf(k, "unknown key %q; the setting is called pinned", k.key.String())
+			r.Errorf(k, "unknown key %q; the setting is called pinned", k.Key.String())
 		default:
-			r.errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, isolation, scope_mode, update_existing, pinned, config", k.key.String())
+			r.Errorf(k, "unknown key %q; expected one of enabled, allowed_hosts, allow_private_network, mounts, env, services, tools, limits, isolation, scope_mode, update_existing, pinned, config", k.Key.String())
 		}
 	}
 	return g, true
@@ -1167,17 +827,17 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 // toolNames reads a pack's tools: tool names, or "*" alone for every tool
 // its modules request.
 func (r *tomlReader) toolNames(kv tomlValue) []string {
-	names, _ := r.strings(kv, false)
+	names, _ := r.Strings(kv, false)
 	var out []string
 	for i, n := range names {
 		if n != "*" && !configNameRE.MatchString(n) {
-			r.errorf(kv, "%s[%d] %q must be a tool name (letters, digits, '.', '-' or '_') or \"*\" for every tool the pack's modules request", kv.key, i, n)
+			r.Errorf(kv, "%s[%d] %q must be a tool name (letters, digits, '.', '-' or '_') or \"*\" for every tool the pack's modules request", kv.Key, i, n)
 			continue
 		}
 		out = append(out, n)
 	}
 	if len(out) > 1 && slices.Contains(out, "*") {
-		r.errorf(kv, "%s lists \"*\" beside tool names; \"*\" already allows every tool the pack's modules request: write [\"*\"] alone or name the tools", kv.key)
+		r.Errorf(kv, "%s lists \"*\" beside tool names; \"*\" already allows every tool the pack's modules request: write [\"*\"] alone or name the tools", kv.Key)
 		return nil
 	}
 	return out
@@ -1185,34 +845,34 @@ func (r *tomlReader) toolNames(kv tomlValue) []string {
 
 func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
 	var m Mount
-	keys, ok := r.table(it, "a table such as {host = \"/data\", guest = \"/data\", read_only = true}")
+	keys, ok := r.Table(it, "a table such as {host = \"/data\", guest = \"/data\", read_only = true}")
 	if !ok {
 		return m, false
 	}
 	good := true
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "host":
-			p, ok := r.path(k)
+			p, ok := r.Path(k)
 			m.Host, good = p, good && ok
 		case "guest":
-			s, ok := r.str(k)
+			s, ok := r.Str(k)
 			if ok && (!strings.HasPrefix(s, "/") || strings.Contains(s, "..")) {
-				r.errorf(k, "%s %q must be an absolute guest path without ..", k.key, s)
+				r.Errorf(k, "%s %q must be an absolute guest path without ..", k.Key, s)
 				ok = false
 			}
 			m.Guest, good = s, good && ok
 		case "read_only":
-			b, ok := r.boolean(k)
+			b, ok := r.Bool(k)
 			m.ReadOnly, good = b, good && ok
 		default:
-			r.errorf(k, "unknown key %q; expected one of host, guest, read_only", k.key.String())
+			r.Errorf(k, "unknown key %q; expected one of host, guest, read_only", k.Key.String())
 			good = false
 		}
 	}
 	if m.Host == "" || m.Guest == "" {
 		if good {
-			r.errorf(it, "%s needs both host and guest", it.key)
+			r.Errorf(it, "%s needs both host and guest", it.Key)
 		}
 		return m, false
 	}
@@ -1222,30 +882,30 @@ func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
 // sandbox reads the [sandbox] section: the operator's defaults for how
 // calls are run.
 func (r *tomlReader) sandbox(c *Config, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([sandbox])")
+	keys, ok := r.Table(kv, "a table ([sandbox])")
 	if !ok {
 		return
 	}
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "isolation":
 			if s, ok := r.isolation(k); ok {
 				c.Sandbox.Isolation = s
 			}
 		default:
-			r.errorf(k, "unknown key %q; expected isolation", k.key.String())
+			r.Errorf(k, "unknown key %q; expected isolation", k.Key.String())
 		}
 	}
 }
 
 // isolation reads an isolation mode.
 func (r *tomlReader) isolation(kv tomlValue) (string, bool) {
-	s, ok := r.str(kv)
+	s, ok := r.Str(kv)
 	if !ok {
 		return "", false
 	}
 	if s != IsolationInProcess && s != IsolationProcess {
-		r.errorf(kv, "%s %q must be \"in-process\" (the default) or \"process\"", kv.key, s)
+		r.Errorf(kv, "%s %q must be \"in-process\" (the default) or \"process\"", kv.Key, s)
 		return "", false
 	}
 	return s, true
@@ -1257,42 +917,8 @@ func (r *tomlReader) scopeMode(kv tomlValue, s string) bool {
 	case ScopeProject, ScopeTenant, ScopeGlobal:
 		return true
 	}
-	r.errorf(kv, "%s %q must be one of project, tenant, global", kv.key, s)
+	r.Errorf(kv, "%s %q must be one of project, tenant, global", kv.Key, s)
 	return false
-}
-
-// enum reads a string that must be one of allowed.
-func (r *tomlReader) enum(kv tomlValue, allowed ...string) (string, bool) {
-	s, ok := r.str(kv)
-	if !ok {
-		return "", false
-	}
-	if !slices.Contains(allowed, s) {
-		r.errorf(kv, "%s %q must be one of %s", kv.key, s, strings.Join(allowed, ", "))
-		return "", false
-	}
-	return s, true
-}
-
-// bounded reads an integer from lo to hi.
-func (r *tomlReader) bounded(kv tomlValue, lo, hi int64) (int, bool) {
-	n, ok := r.integer(kv)
-	if !ok {
-		return 0, false
-	}
-	if n < lo || n > hi {
-		r.errorf(kv, "%s must be from %d to %d, got %d", kv.key, lo, hi, n)
-		return 0, false
-	}
-	return int(n), true
-}
-
-// fixed reads a switch skillhost does not let the operator turn: want is
-// accepted (and changes nothing), the other value is an error saying why.
-func (r *tomlReader) fixed(kv tomlValue, want bool, why string) {
-	if b, ok := r.boolean(kv); ok && b != want {
-		r.errorf(kv, "%s cannot be %t: %s", kv.key, b, why)
-	}
 }
 
 // Why the discovery switches skillhost does not offer are fixed.
@@ -1314,160 +940,160 @@ var (
 
 // toolSearch reads the [tool_search] section.
 func (r *tomlReader) toolSearch(c *Config, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([tool_search])")
+	keys, ok := r.Table(kv, "a table ([tool_search])")
 	if !ok {
 		return
 	}
 	ts := &c.ToolSearch
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "enabled":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				ts.Enabled = &b
 			}
 		case "default_loading_mode":
-			if s, ok := r.enum(k, LoadingAlways, LoadingDeferred); ok {
+			if s, ok := r.Enum(k, LoadingAlways, LoadingDeferred); ok {
 				ts.DefaultLoading = s
 			}
 		case "always_loaded_patterns":
-			pats, _ := r.strings(k, false)
+			pats, _ := r.Strings(k, false)
 			for i, p := range pats {
 				if _, err := glob.Compile(p); err != nil || p == "" {
-					r.errorf(k, "%s[%d] %q must be a tool name or a glob such as \"fs_*\"", k.key, i, p)
+					r.Errorf(k, "%s[%d] %q must be a tool name or a glob such as \"fs_*\"", k.Key, i, p)
 					continue
 				}
 				ts.AlwaysLoaded = append(ts.AlwaysLoaded, p)
 			}
 		case "activation_scope":
-			if s, ok := r.enum(k, activationRun, activationSession); ok {
+			if s, ok := r.Enum(k, activationRun, activationSession); ok {
 				ts.ActivationScope = s
 			}
 		case "preferred_namespaces":
-			names, _ := r.strings(k, false)
+			names, _ := r.Strings(k, false)
 			for i, n := range names {
 				if n != "" && !nameRE.MatchString(n) {
-					r.errorf(k, "%s[%d] %q must be a pack name, or \"\" for native and built-in tools", k.key, i, n)
+					r.Errorf(k, "%s[%d] %q must be a pack name, or \"\" for native and built-in tools", k.Key, i, n)
 					continue
 				}
 				ts.PreferredNamespaces = append(ts.PreferredNamespaces, n)
 			}
 		case "rebuild_cache_on_init":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				ts.RebuildOnOpen = b
 			}
 		case "max_search_results":
-			if n, ok := r.bounded(k, 1, maxSearchResults); ok {
+			if n, ok := r.Bounded(k, 1, maxSearchResults); ok {
 				ts.MaxResults = n
 			}
 		case "fts_fallback_to_regex":
-			r.fixed(k, true, whyFallback)
+			r.Fixed(k, true, whyFallback)
 		case "enable_incremental_index":
-			r.fixed(k, true, whyIncr)
+			r.Fixed(k, true, whyIncr)
 		case "cache_dir":
-			r.errorf(k, "%s is not a setting: %s", k.key, whyCacheDir)
+			r.Errorf(k, "%s is not a setting: %s", k.Key, whyCacheDir)
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(toolSearchKeys, ", "))
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(toolSearchKeys, ", "))
 		}
 	}
 }
 
 // toolExamples reads the [tool_examples] section.
 func (r *tomlReader) toolExamples(c *Config, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([tool_examples])")
+	keys, ok := r.Table(kv, "a table ([tool_examples])")
 	if !ok {
 		return
 	}
 	te := &c.ToolExamples
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "enabled":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				te.Enabled = &b
 			}
 		case "max_examples_per_tool":
-			if n, ok := r.bounded(k, 1, maxExamples); ok {
+			if n, ok := r.Bounded(k, 1, maxExamples); ok {
 				te.MaxPerTool = n
 			}
 		case "include_descriptions":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				te.IncludeDescriptions = &b
 			}
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(toolExamplesKeys, ", "))
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(toolExamplesKeys, ", "))
 		}
 	}
 }
 
 // skillDiscovery reads the [skill_discovery] section.
 func (r *tomlReader) skillDiscovery(c *Config, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([skill_discovery])")
+	keys, ok := r.Table(kv, "a table ([skill_discovery])")
 	if !ok {
 		return
 	}
 	sd := &c.SkillDiscovery
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "enabled":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				sd.Enabled = &b
 			}
 		case "max_tokens":
-			if n, ok := r.bounded(k, minSkillTokens, maxSkillTokens); ok {
+			if n, ok := r.Bounded(k, minSkillTokens, maxSkillTokens); ok {
 				sd.MaxTokens = n
 			}
 		case "redact_pii":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				sd.RedactPII = &b
 			}
 		case "scope_mode":
-			if s, ok := r.str(k); ok && r.scopeMode(k, s) {
+			if s, ok := r.Str(k); ok && r.scopeMode(k, s) {
 				sd.ScopeMode = s
 			}
 		case "directory":
 			r.directory(sd, k)
 		case "summarize":
-			r.fixed(k, false, whySummary)
+			r.Fixed(k, false, whySummary)
 		case "fts_fallback_to_regex":
-			r.fixed(k, true, whyFallback)
+			r.Fixed(k, true, whyFallback)
 		case "cache_dir":
-			r.errorf(k, "%s is not a setting: %s", k.key, whyCacheDir)
+			r.Errorf(k, "%s is not a setting: %s", k.Key, whyCacheDir)
 		case "skill_packs":
-			r.errorf(k, "%s is not a setting: %s", k.key, whyPacks)
+			r.Errorf(k, "%s is not a setting: %s", k.Key, whyPacks)
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(skillDiscoveryKeys, ", "))
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(skillDiscoveryKeys, ", "))
 		}
 	}
 }
 
 // directory reads the [skill_discovery.directory] section.
 func (r *tomlReader) directory(sd *SkillDiscoveryConfig, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([skill_discovery.directory])")
+	keys, ok := r.Table(kv, "a table ([skill_discovery.directory])")
 	if !ok {
 		return
 	}
 	d := &sd.Directory
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "enabled":
-			if b, ok := r.boolean(k); ok {
+			if b, ok := r.Bool(k); ok {
 				d.Enabled = &b
 			}
 		case "max_entries":
-			if n, ok := r.bounded(k, 1, maxDirectoryLines); ok {
+			if n, ok := r.Bounded(k, 1, maxDirectoryLines); ok {
 				d.MaxEntries = n
 			}
 		case "include_fields":
-			fields, ok := r.strings(k, false)
+			fields, ok := r.Strings(k, false)
 			if !ok {
 				continue
 			}
 			good := len(fields) > 0
 			if !good {
-				r.errorf(k, "%s must list at least one of %s; [\"name\"] shows the names alone", k.key, strings.Join(directoryFields, ", "))
+				r.Errorf(k, "%s must list at least one of %s; [\"name\"] shows the names alone", k.Key, strings.Join(directoryFields, ", "))
 			}
 			for i, f := range fields {
 				if !slices.Contains(directoryFields, f) {
-					r.errorf(k, "%s[%d] %q must be one of %s", k.key, i, f, strings.Join(directoryFields, ", "))
+					r.Errorf(k, "%s[%d] %q must be one of %s", k.Key, i, f, strings.Join(directoryFields, ", "))
 					good = false
 				}
 			}
@@ -1475,11 +1101,11 @@ func (r *tomlReader) directory(sd *SkillDiscoveryConfig, kv tomlValue) {
 				d.IncludeFields = fields
 			}
 		case "selection_strategy":
-			if s, ok := r.enum(k, pinnedThenRecent, pinnedThenTop); ok {
+			if s, ok := r.Enum(k, pinnedThenRecent, pinnedThenTop); ok {
 				d.Strategy = s
 			}
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), strings.Join(directoryKeys, ", "))
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(directoryKeys, ", "))
 		}
 	}
 }
@@ -1488,7 +1114,7 @@ func (r *tomlReader) directory(sd *SkillDiscoveryConfig, kv tomlValue) {
 const limitKeys = "timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel, max_write, max_open_files"
 
 func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
-	keys, ok := r.table(kv, "a table such as {timeout = \"5s\", max_memory = \"64MiB\"}")
+	keys, ok := r.Table(kv, "a table such as {timeout = \"5s\", max_memory = \"64MiB\"}")
 	if !ok {
 		return Limits{}, false
 	}
@@ -1499,32 +1125,32 @@ func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 	}
 	good := true
 	for _, k := range keys {
-		name := k.key.last()
+		name := k.Key.Last()
 		switch {
 		case name == "timeout":
-			s, ok := r.str(k)
+			s, ok := r.Str(k)
 			raw.Timeout, good = s, good && ok
 		case name == "max_fuel":
-			n, ok := r.integer(k)
+			n, ok := r.Int(k)
 			raw.MaxFuel, good = n, good && ok
 		case name == "max_open_files":
-			n, ok := r.integer(k)
+			n, ok := r.Int(k)
 			raw.MaxOpenFiles, good = strconv.FormatInt(n, 10), good && ok
 		case sizes[name] != nil:
-			switch v := k.val.(type) {
+			switch v := k.Val.(type) {
 			case string:
 				*sizes[name] = v
 			case int64:
 				*sizes[name] = strconv.FormatInt(v, 10)
 			default:
-				r.wrongType(k, "a size such as \"64MiB\" or a number of bytes")
+				r.WrongType(k, "a size such as \"64MiB\" or a number of bytes")
 				good = false
 			}
 		case name == "isolation":
-			r.errorf(k, "%s is not a limit: set isolation in [sandbox] (the default for every pack) or in a [packs.<name>] section", k.key)
+			r.Errorf(k, "%s is not a limit: set isolation in [sandbox] (the default for every pack) or in a [packs.<name>] section", k.Key)
 			good = false
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), limitKeys)
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), limitKeys)
 			good = false
 		}
 	}
@@ -1533,7 +1159,7 @@ func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 	}
 	l, err := parseLimits(raw)
 	if err != nil {
-		r.errorf(kv, "%s: %v", kv.key, err)
+		r.Errorf(kv, "%s: %v", kv.Key, err)
 		return Limits{}, false
 	}
 	return l, true

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
 // ConfigValue is one value of a [packs.<name>.config] table: a string, a
@@ -62,7 +64,7 @@ func (v ConfigValue) Text() string {
 }
 
 // Type names the value's TOML type: string, integer, float or boolean.
-func (v ConfigValue) Type() string { return tomlType(v.raw) }
+func (v ConfigValue) Type() string { return confwalk.TypeName(v.raw) }
 
 // String returns "[redacted]".
 func (v ConfigValue) String() string { return redacted }
@@ -99,16 +101,16 @@ func floatText(f float64) string {
 
 // configValue reads one key of a [packs.<name>.config] table.
 func (r *tomlReader) configValue(kv tomlValue) (ConfigValue, bool) {
-	cv, ok := NewConfigValue(kv.val)
+	cv, ok := NewConfigValue(kv.Val)
 	if !ok {
-		if f, isFloat := kv.val.(float64); isFloat {
-			r.errorf(kv, "%s must be a finite number, got %v", kv.key, f)
+		if f, isFloat := kv.Val.(float64); isFloat {
+			r.Errorf(kv, "%s must be a finite number, got %v", kv.Key, f)
 		} else {
-			r.wrongType(kv, "a string, a number or true or false")
+			r.WrongType(kv, "a string, a number or true or false")
 		}
 		return ConfigValue{}, false
 	}
-	cv.Line = kv.line
+	cv.Line = kv.Line
 	return cv, true
 }
 
@@ -186,7 +188,7 @@ func configDecls(p *Pack) (map[string][]configDecl, []string) {
 				add(t.ConfigParams[i].Name, configDecl{Tool: t.Name, Module: m, Param: &t.ConfigParams[i]})
 			}
 		}
-		for _, k := range sortedNames(m.Request.Config) {
+		for _, k := range confwalk.SortedNames(m.Request.Config) {
 			add(k, configDecl{Module: m})
 		}
 	}
@@ -222,7 +224,7 @@ func (c *Config) CheckPackConfig(p *Pack) error {
 	decls, order := configDecls(p)
 	file := c.fileName()
 	var errs []error
-	for _, key := range sortedNames(g.Config) {
+	for _, key := range confwalk.SortedNames(g.Config) {
 		v := g.Config[key]
 		path := toml.Key{"packs", p.Name, "config", key}.String()
 		ds, ok := decls[key]

@@ -16,6 +16,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
 // ManifestError is one problem in a manifest, located as precisely as the
@@ -676,26 +678,4 @@ func parseLimits(r rawLimits) (Limits, error) {
 
 // ParseSize reads a byte size: a number with an optional unit B, KB, MB,
 // GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), case-insensitive.
-func ParseSize(s string) (uint64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("size %q must start with a number, e.g. 64MiB", s)
-	}
-	n, err := strconv.ParseUint(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	units := map[string]uint64{"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-	mult, ok := units[strings.ToLower(strings.TrimSpace(t[i:]))]
-	if !ok {
-		return 0, fmt.Errorf("size %q has an unknown unit; use B, KB, MB, GB, KiB, MiB or GiB", s)
-	}
-	if n > (1<<63)/mult {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	return n * mult, nil
-}
+func ParseSize(s string) (uint64, error) { return confwalk.ParseSize(s) }

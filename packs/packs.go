@@ -11,6 +11,8 @@ import (
 	"errors"
 	"io/fs"
 	"time"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
 // ManifestFile is the name of a pack's manifest at the pack root.
@@ -28,8 +30,10 @@ var (
 	// two skills, tools or packs of the same name.
 	ErrDuplicateName = errors.New("packs: duplicate name in one source")
 	// ErrInvalidConfig is matched by every *ConfigError, a problem in the
-	// operator's skillhost.toml.
-	ErrInvalidConfig = errors.New("packs: invalid config")
+	// operator's skillhost.toml. It is the one configuration sentinel of
+	// every layer: host.ErrBadConfig, registry.ErrBadConfig and
+	// skillhost.ErrBadConfig are the same value.
+	ErrInvalidConfig = confwalk.ErrBadConfig
 	// ErrMissingEnv is matched by a *MissingEnvError: a skill declares an
 	// environment variable the config gives no value for.
 	ErrMissingEnv = errors.New("packs: missing env value")

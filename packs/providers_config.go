@@ -48,16 +48,16 @@ var namespaceRE = regexp.MustCompile(`^[a-z0-9_-]+$`)
 
 // capabilities reads the [capabilities] section.
 func (r *tomlReader) capabilities(c *Config, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([capabilities])")
+	keys, ok := r.Table(kv, "a table ([capabilities])")
 	if !ok {
 		return
 	}
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "providers":
 			r.capabilityProviders(c, k)
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), capabilitiesKeys)
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), capabilitiesKeys)
 		}
 	}
 }
@@ -65,56 +65,56 @@ func (r *tomlReader) capabilities(c *Config, kv tomlValue) {
 // capabilityProviders reads the [capabilities.providers.<namespace>]
 // sections.
 func (r *tomlReader) capabilityProviders(c *Config, kv tomlValue) {
-	sections, ok := r.table(kv, "a table of [capabilities.providers.<namespace>] sections")
+	sections, ok := r.Table(kv, "a table of [capabilities.providers.<namespace>] sections")
 	if !ok {
 		return
 	}
 	for _, sec := range sections {
-		ns := sec.key.last()
+		ns := sec.Key.Last()
 		if !namespaceRE.MatchString(ns) {
-			r.errorf(sec, "[%s]: the namespace %q must be lowercase letters, digits, - and _ (the part of a service id such as mail.send before the dot)", sec.key, ns)
+			r.Errorf(sec, "[%s]: the namespace %q must be lowercase letters, digits, - and _ (the part of a service id such as mail.send before the dot)", sec.Key, ns)
 			continue
 		}
-		keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
+		keys, ok := r.Table(sec, fmt.Sprintf("a table ([%s])", sec.Key))
 		if !ok {
 			continue
 		}
-		p := CapabilityProvider{Namespace: ns, Enabled: true, Line: sec.line}
+		p := CapabilityProvider{Namespace: ns, Enabled: true, Line: sec.Line}
 		bad := false
 		for _, k := range keys {
-			switch k.key.last() {
+			switch k.Key.Last() {
 			case "command":
-				cmd, ok := r.strings(k, false)
+				cmd, ok := r.Strings(k, false)
 				if !ok {
 					bad = true
 					continue
 				}
 				if len(cmd) == 0 || cmd[0] == "" {
-					r.errorf(k, "%s must name the program to start, with its arguments, such as [\"mail-bridge\", \"--stdio\"]", k.key)
+					r.Errorf(k, "%s must name the program to start, with its arguments, such as [\"mail-bridge\", \"--stdio\"]", k.Key)
 					bad = true
 					continue
 				}
 				p.Command = cmd
 			case "timeout":
-				if d, ok := r.duration(k); ok {
+				if d, ok := r.Duration(k); ok {
 					p.Timeout = d
 				} else {
 					bad = true
 				}
 			case "env":
-				vars, ok := r.table(k, "a table of NAME = \"value\"")
+				vars, ok := r.Table(k, "a table of NAME = \"value\"")
 				if !ok {
 					bad = true
 					continue
 				}
 				for _, v := range vars {
-					name := v.key.last()
+					name := v.Key.Last()
 					if !envRE.MatchString(name) {
-						r.errorf(v, "%q in %s is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, k.key)
+						r.Errorf(v, "%q in %s is not a valid environment variable name; use A-Z, 0-9 and _, not starting with a digit", name, k.Key)
 						bad = true
 						continue
 					}
-					if s, ok := r.str(v); ok {
+					if s, ok := r.Str(v); ok {
 						if p.Env == nil {
 							p.Env = map[string]Secret{}
 						}
@@ -124,18 +124,18 @@ func (r *tomlReader) capabilityProviders(c *Config, kv tomlValue) {
 					}
 				}
 			case "enabled":
-				if b, ok := r.boolean(k); ok {
+				if b, ok := r.Bool(k); ok {
 					p.Enabled = b
 				} else {
 					bad = true
 				}
 			default:
-				r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), capabilityProviderKeys)
+				r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), capabilityProviderKeys)
 				bad = true
 			}
 		}
 		if p.Command == nil && !bad {
-			r.errorf(sec, "[%s] needs command, the program that serves the %s.* capabilities and its arguments, such as [\"mail-bridge\", \"--stdio\"]", sec.key, ns)
+			r.Errorf(sec, "[%s] needs command, the program that serves the %s.* capabilities and its arguments, such as [\"mail-bridge\", \"--stdio\"]", sec.Key, ns)
 			continue
 		}
 		if !bad {

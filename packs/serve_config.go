@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
 // ServerConfig is the [server] section: how `skillhost serve` listens,
@@ -188,29 +190,29 @@ const (
 )
 
 func (r *tomlReader) server(c *Config, kv tomlValue) {
-	keys, ok := r.table(kv, "a table ([server])")
+	keys, ok := r.Table(kv, "a table ([server])")
 	if !ok {
 		return
 	}
 	s := &c.Server
-	s.Line = kv.line
+	s.Line = kv.Line
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "allowed_hosts":
-			hosts, _ := r.strings(k, false)
+			hosts, _ := r.Strings(k, false)
 			for i, h := range hosts {
 				if h != "*" && !hostGlobRE.MatchString(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")) && !hostPortRE.MatchString(h) {
-					r.errorf(k, "%s[%d] %q must be a host name such as mcp.example.com (with a port if clients send one, mcp.example.com:8443), or \"*\"", k.key, i, h)
+					r.Errorf(k, "%s[%d] %q must be a host name such as mcp.example.com (with a port if clients send one, mcp.example.com:8443), or \"*\"", k.Key, i, h)
 					continue
 				}
 				s.AllowedHosts = append(s.AllowedHosts, strings.ToLower(h))
 			}
 		case "allowed_origins":
-			origins, _ := r.strings(k, false)
+			origins, _ := r.Strings(k, false)
 			for i, o := range origins {
 				norm, ok := NormalizeOrigin(o)
 				if !ok && o != "*" {
-					r.errorf(k, "%s[%d] %q must be an origin such as \"https://app.example.com\" (a scheme and a host, with a port if not the scheme's own, no path), or \"*\"", k.key, i, o)
+					r.Errorf(k, "%s[%d] %q must be an origin such as \"https://app.example.com\" (a scheme and a host, with a port if not the scheme's own, no path), or \"*\"", k.Key, i, o)
 					continue
 				}
 				if o == "*" {
@@ -219,58 +221,58 @@ func (r *tomlReader) server(c *Config, kv tomlValue) {
 				s.AllowedOrigins = append(s.AllowedOrigins, norm)
 			}
 		case "max_sessions":
-			s.Limits.MaxSessions, _ = r.bounded(k, 1, 1<<20)
+			s.Limits.MaxSessions, _ = r.Bounded(k, 1, 1<<20)
 		case "max_tenant_sessions":
-			s.Limits.MaxTenantSessions, _ = r.bounded(k, 1, 1<<20)
+			s.Limits.MaxTenantSessions, _ = r.Bounded(k, 1, 1<<20)
 		case "session_idle_timeout":
-			s.Limits.SessionIdleTimeout, _ = r.duration(k)
+			s.Limits.SessionIdleTimeout, _ = r.Duration(k)
 		case "max_session_streams":
-			s.Limits.MaxSessionStreams, _ = r.bounded(k, 1, 1<<16)
+			s.Limits.MaxSessionStreams, _ = r.Bounded(k, 1, 1<<16)
 		case "read_timeout":
-			s.Limits.ReadTimeout, _ = r.duration(k)
+			s.Limits.ReadTimeout, _ = r.Duration(k)
 		case "write_timeout":
-			s.Limits.WriteTimeout, _ = r.duration(k)
+			s.Limits.WriteTimeout, _ = r.Duration(k)
 		case "idle_timeout":
-			s.Limits.IdleTimeout, _ = r.duration(k)
+			s.Limits.IdleTimeout, _ = r.Duration(k)
 		case "max_client_conns":
-			s.Limits.MaxClientConns, _ = r.bounded(k, 0, 1<<20)
+			s.Limits.MaxClientConns, _ = r.Bounded(k, 0, 1<<20)
 		case "shared_packs":
 			s.SharedPacks = r.packNames(k)
 			if s.SharedPacks == nil {
 				s.SharedPacks = []string{}
 			}
 		case "audit_log":
-			if v, ok := r.str(k); ok {
+			if v, ok := r.Str(k); ok {
 				if v != "-" && v != "" {
-					if p, ok := r.path(k); ok {
+					if p, ok := r.Path(k); ok {
 						v = p
 					}
 				}
 				s.AuditLog = v
 			}
 		case "memory_budget":
-			s.MemoryBudget, _ = r.size(k)
+			s.MemoryBudget, _ = r.Size(k)
 		case "drain_timeout":
-			s.DrainTimeout, _ = r.duration(k)
+			s.DrainTimeout, _ = r.Duration(k)
 		case "tick_check":
-			if v, ok := r.boolean(k); ok {
+			if v, ok := r.Bool(k); ok {
 				s.TickCheck = &v
 			}
 		case "otlp_endpoint":
-			if v, ok := r.str(k); ok {
+			if v, ok := r.Str(k); ok {
 				u, err := url.Parse(v)
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					r.errorf(k, "%s %q must be an http or https URL of an OTLP collector, such as \"http://localhost:4318\"", k.key, v)
+					r.Errorf(k, "%s %q must be an http or https URL of an OTLP collector, such as \"http://localhost:4318\"", k.Key, v)
 					continue
 				}
 				s.OTLPEndpoint = v
 			}
 		case "providers":
-			r.errorf(k, "[server.providers] is not a section of skillhost.toml: capability provider commands are [capabilities.providers.<namespace>] sections, which serve every engine, serve included")
+			r.Errorf(k, "[server.providers] is not a section of skillhost.toml: capability provider commands are [capabilities.providers.<namespace>] sections, which serve every engine, serve included")
 		case "oauth":
 			s.OAuth, r.oauthSeen = r.oauth(k), true
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), serverKeys)
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), serverKeys)
 		}
 	}
 }
@@ -281,14 +283,14 @@ const MaxOAuthLeeway = 5 * time.Minute
 
 // oauth reads the [server.oauth] section; nil when it is unusable.
 func (r *tomlReader) oauth(kv tomlValue) *OAuthConfig {
-	keys, ok := r.table(kv, "a table ([server.oauth])")
+	keys, ok := r.Table(kv, "a table ([server.oauth])")
 	if !ok {
 		return nil
 	}
-	o := &OAuthConfig{Line: kv.line}
+	o := &OAuthConfig{Line: kv.Line}
 	bad := false
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "issuer":
 			o.Issuer, ok = r.oauthURL(k, "the authorization server's issuer identifier, such as \"https://auth.example.com\"")
 			bad = bad || !ok
@@ -299,43 +301,43 @@ func (r *tomlReader) oauth(kv tomlValue) *OAuthConfig {
 			o.JWKSURL, ok = r.oauthURL(k, "the URL of the issuer's JSON Web Key Set, such as \"https://auth.example.com/.well-known/jwks.json\"")
 			bad = bad || !ok
 		case "scopes":
-			scopes, _ := r.strings(k, false)
+			scopes, _ := r.Strings(k, false)
 			for i, sc := range scopes {
 				if sc == "" || strings.ContainsAny(sc, " \t\n\"\\") {
-					r.errorf(k, "%s[%d] %q is not a scope: one word such as \"mcp:tools\"", k.key, i, sc)
+					r.Errorf(k, "%s[%d] %q is not a scope: one word such as \"mcp:tools\"", k.Key, i, sc)
 					bad = true
 					continue
 				}
 				o.Scopes = append(o.Scopes, sc)
 			}
 		case "tenant_claim":
-			if v, ok := r.str(k); ok {
+			if v, ok := r.Str(k); ok {
 				if strings.TrimSpace(v) == "" || strings.ContainsAny(v, " \t\n") {
-					r.errorf(k, "%s %q must name a claim of the access token, such as \"tenant\"", k.key, v)
+					r.Errorf(k, "%s %q must name a claim of the access token, such as \"tenant\"", k.Key, v)
 					bad = true
 					continue
 				}
 				o.TenantClaim = v
 			}
 		case "leeway":
-			if d, ok := r.duration(k); ok {
+			if d, ok := r.Duration(k); ok {
 				if d > MaxOAuthLeeway {
-					r.errorf(k, "%s %q is more than %s; a few seconds of clock skew is what it is for", k.key, d, MaxOAuthLeeway)
+					r.Errorf(k, "%s %q is more than %s; a few seconds of clock skew is what it is for", k.Key, d, MaxOAuthLeeway)
 					bad = true
 					continue
 				}
 				o.Leeway = d
 			}
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), oauthKeys)
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), oauthKeys)
 		}
 	}
 	if o.Issuer == "" && !bad {
-		r.errorf(kv, "[%s] needs issuer, the authorization server's issuer identifier, such as \"https://auth.example.com\"", kv.key)
+		r.Errorf(kv, "[%s] needs issuer, the authorization server's issuer identifier, such as \"https://auth.example.com\"", kv.Key)
 		bad = true
 	}
 	if o.Resource == "" && !bad {
-		r.errorf(kv, "[%s] needs resource, this server's MCP endpoint as clients name it, such as \"https://mcp.example.com/mcp\"", kv.key)
+		r.Errorf(kv, "[%s] needs resource, this server's MCP endpoint as clients name it, such as \"https://mcp.example.com/mcp\"", kv.Key)
 		bad = true
 	}
 	if bad {
@@ -347,18 +349,18 @@ func (r *tomlReader) oauth(kv tomlValue) *OAuthConfig {
 // oauthURL reads a URL of [server.oauth]: https, or http to a loopback
 // host (a test or a local authorization server), with no fragment.
 func (r *tomlReader) oauthURL(kv tomlValue, what string) (string, bool) {
-	v, ok := r.str(kv)
+	v, ok := r.Str(kv)
 	if !ok {
 		return "", false
 	}
 	u, err := url.Parse(v)
 	switch {
 	case err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http"):
-		r.errorf(kv, "%s %q must be %s", kv.key, v, what)
+		r.Errorf(kv, "%s %q must be %s", kv.Key, v, what)
 	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
-		r.errorf(kv, "%s %q must use https (plain http only for a loopback host such as 127.0.0.1): tokens and keys must not cross the network in the clear", kv.key, v)
+		r.Errorf(kv, "%s %q must use https (plain http only for a loopback host such as 127.0.0.1): tokens and keys must not cross the network in the clear", kv.Key, v)
 	case u.Fragment != "" || strings.Contains(v, "#"):
-		r.errorf(kv, "%s %q must not have a fragment (#...)", kv.key, v)
+		r.Errorf(kv, "%s %q must not have a fragment (#...)", kv.Key, v)
 	default:
 		return v, true
 	}
@@ -384,34 +386,34 @@ func (r *tomlReader) checkServe(c *Config) {
 	subjects, clients := map[string]string{}, map[string]string{}
 	mapped := false
 	for _, t := range c.Tenants {
-		sec := tomlValue{key: tomlKey{"tenants", t.ID}, line: t.Line}
+		sec := tomlValue{Key: confwalk.Key{"tenants", t.ID}, Line: t.Line}
 		if o == nil {
 			if len(t.OAuthSubjects)+len(t.OAuthClients) > 0 {
-				r.errorf(sec, "[%s] has oauth_subjects or oauth_clients, but there is no [server.oauth] section to accept tokens", sec.key)
+				r.Errorf(sec, "[%s] has oauth_subjects or oauth_clients, but there is no [server.oauth] section to accept tokens", sec.Key)
 			} else if len(t.KeyHashes) == 0 {
-				r.errorf(sec, "[%s] has no api_keys: a tenant is known by its keys; `skillhost serve keygen` makes one", sec.key)
+				r.Errorf(sec, "[%s] has no api_keys: a tenant is known by its keys; `skillhost serve keygen` makes one", sec.Key)
 			}
 			continue
 		}
 		if o.TenantClaim != "" {
 			if len(t.OAuthSubjects)+len(t.OAuthClients) > 0 {
-				r.errorf(sec, "[%s] has oauth_subjects or oauth_clients, but [server.oauth] tenant_claim = %q already names each token's tenant; use one or the other", sec.key, o.TenantClaim)
+				r.Errorf(sec, "[%s] has oauth_subjects or oauth_clients, but [server.oauth] tenant_claim = %q already names each token's tenant; use one or the other", sec.Key, o.TenantClaim)
 			}
 			continue
 		}
 		if len(t.KeyHashes)+len(t.OAuthSubjects)+len(t.OAuthClients) == 0 {
-			r.errorf(sec, "[%s] has no api_keys, oauth_subjects or oauth_clients: no request could be this tenant's", sec.key)
+			r.Errorf(sec, "[%s] has no api_keys, oauth_subjects or oauth_clients: no request could be this tenant's", sec.Key)
 		}
 		for _, sub := range t.OAuthSubjects {
 			if other, dup := subjects[sub]; dup {
-				r.errorf(sec, "[%s] oauth_subjects: %q is also a subject of tenant %q; a subject belongs to one tenant", sec.key, sub, other)
+				r.Errorf(sec, "[%s] oauth_subjects: %q is also a subject of tenant %q; a subject belongs to one tenant", sec.Key, sub, other)
 			}
 			subjects[sub] = t.ID
 			mapped = true
 		}
 		for _, cl := range t.OAuthClients {
 			if other, dup := clients[cl]; dup {
-				r.errorf(sec, "[%s] oauth_clients: %q is also a client of tenant %q; a client belongs to one tenant", sec.key, cl, other)
+				r.Errorf(sec, "[%s] oauth_clients: %q is also a client of tenant %q; a client belongs to one tenant", sec.Key, cl, other)
 			}
 			clients[cl] = t.ID
 			mapped = true
@@ -419,27 +421,27 @@ func (r *tomlReader) checkServe(c *Config) {
 	}
 	if o == nil || len(c.Tenants) == 0 {
 		if o != nil && o.TenantClaim != "" {
-			r.errorf(tomlValue{key: tomlKey{"server", "oauth"}, line: o.Line}, "[server.oauth] tenant_claim = %q maps tokens to tenants, but there are no [tenants.<id>] sections", o.TenantClaim)
+			r.Errorf(tomlValue{Key: confwalk.Key{"server", "oauth"}, Line: o.Line}, "[server.oauth] tenant_claim = %q maps tokens to tenants, but there are no [tenants.<id>] sections", o.TenantClaim)
 		}
 		return
 	}
 	if o.TenantClaim == "" && !mapped {
-		r.errorf(tomlValue{key: tomlKey{"server", "oauth"}, line: o.Line}, "[server.oauth] cannot tell a token's tenant: set tenant_claim (the claim holding the tenant id), or list oauth_subjects or oauth_clients in the [tenants.<id>] sections")
+		r.Errorf(tomlValue{Key: confwalk.Key{"server", "oauth"}, Line: o.Line}, "[server.oauth] cannot tell a token's tenant: set tenant_claim (the claim holding the tenant id), or list oauth_subjects or oauth_clients in the [tenants.<id>] sections")
 	}
 }
 
 var hostPortRE = regexp.MustCompile(`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$`)
 
 func (r *tomlReader) tenants(c *Config, kv tomlValue) {
-	sections, ok := r.table(kv, "a table of [tenants.<id>] sections")
+	sections, ok := r.Table(kv, "a table of [tenants.<id>] sections")
 	if !ok {
 		return
 	}
 	keyOwner := map[[32]byte]string{}
 	for _, sec := range sections {
-		id := sec.key.last()
+		id := sec.Key.Last()
 		if !tenantIDRE.MatchString(id) {
-			r.errorf(sec, "tenant id %q in [%s] must be lowercase letters and digits separated by single - or _", id, sec.key)
+			r.Errorf(sec, "tenant id %q in [%s] must be lowercase letters and digits separated by single - or _", id, sec.Key)
 			continue
 		}
 		t, ok := r.tenant(sec)
@@ -449,7 +451,7 @@ func (r *tomlReader) tenants(c *Config, kv tomlValue) {
 		t.ID = id
 		for _, h := range t.KeyHashes {
 			if other, dup := keyOwner[h]; dup {
-				r.errorf(sec, "[%s] api_keys: the key hash %s%x is also a key of tenant %q; a key identifies one tenant", sec.key, KeyHashPrefix, h[:4], other)
+				r.Errorf(sec, "[%s] api_keys: the key hash %s%x is also a key of tenant %q; a key identifies one tenant", sec.Key, KeyHashPrefix, h[:4], other)
 			}
 			keyOwner[h] = id
 		}
@@ -458,18 +460,18 @@ func (r *tomlReader) tenants(c *Config, kv tomlValue) {
 }
 
 func (r *tomlReader) tenant(sec tomlValue) (TenantConfig, bool) {
-	t := TenantConfig{Line: sec.line}
-	keys, ok := r.table(sec, fmt.Sprintf("a table ([%s])", sec.key))
+	t := TenantConfig{Line: sec.Line}
+	keys, ok := r.Table(sec, fmt.Sprintf("a table ([%s])", sec.Key))
 	if !ok {
 		return t, false
 	}
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "api_keys":
-			keys, _ := r.strings(k, false)
+			keys, _ := r.Strings(k, false)
 			for i, s := range keys {
 				if !keyHashRE.MatchString(s) {
-					r.errorf(k, "%s[%d] must be a key's hash, \"sha256:\" and 64 lowercase hex digits, not the key itself: `skillhost serve keygen` makes a key and prints its hash", k.key, i)
+					r.Errorf(k, "%s[%d] must be a key's hash, \"sha256:\" and 64 lowercase hex digits, not the key itself: `skillhost serve keygen` makes a key and prints its hash", k.Key, i)
 					continue
 				}
 				var h [32]byte
@@ -487,15 +489,15 @@ func (r *tomlReader) tenant(sec tomlValue) (TenantConfig, bool) {
 		case "deny_tools":
 			t.DenyTools = r.globs(k)
 		case "activation_scope":
-			if s, ok := r.enum(k, activationRun, activationSession); ok {
+			if s, ok := r.Enum(k, activationRun, activationSession); ok {
 				t.ActivationScope = s
 			}
 		case "quotas":
 			t.Quotas = r.quotas(k)
 		case "grants":
-			t.Grants = r.packGrants(k, fmt.Sprintf("a table of [%s.<pack>] sections", k.key))
+			t.Grants = r.packGrants(k, fmt.Sprintf("a table of [%s.<pack>] sections", k.Key))
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), tenantKeys)
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), tenantKeys)
 		}
 	}
 	return t, true
@@ -503,11 +505,11 @@ func (r *tomlReader) tenant(sec tomlValue) (TenantConfig, bool) {
 
 // oauthNames reads a list of subjects or client ids.
 func (r *tomlReader) oauthNames(kv tomlValue, what string) []string {
-	names, _ := r.strings(kv, false)
+	names, _ := r.Strings(kv, false)
 	var out []string
 	for i, n := range names {
 		if n == "" {
-			r.errorf(kv, "%s[%d] is empty; write %s exactly as the authorization server issues it", kv.key, i, what)
+			r.Errorf(kv, "%s[%d] is empty; write %s exactly as the authorization server issues it", kv.Key, i, what)
 			continue
 		}
 		out = append(out, n)
@@ -517,30 +519,30 @@ func (r *tomlReader) oauthNames(kv tomlValue, what string) []string {
 
 func (r *tomlReader) quotas(kv tomlValue) Quotas {
 	var q Quotas
-	keys, ok := r.table(kv, "a table such as {concurrent_calls = 8, calls_per_minute = 600}")
+	keys, ok := r.Table(kv, "a table such as {concurrent_calls = 8, calls_per_minute = 600}")
 	if !ok {
 		return q
 	}
 	for _, k := range keys {
-		switch k.key.last() {
+		switch k.Key.Last() {
 		case "concurrent_calls":
-			q.ConcurrentCalls, _ = r.bounded(k, 1, 1<<20)
+			q.ConcurrentCalls, _ = r.Bounded(k, 1, 1<<20)
 		case "calls_per_minute":
-			q.CallsPerMinute, _ = r.bounded(k, 1, 1<<30)
+			q.CallsPerMinute, _ = r.Bounded(k, 1, 1<<30)
 		case "fuel_per_minute":
-			if n, ok := r.integer(k); ok {
+			if n, ok := r.Int(k); ok {
 				if n < 1 {
-					r.errorf(k, "%s must be at least 1, got %d", k.key, n)
+					r.Errorf(k, "%s must be at least 1, got %d", k.Key, n)
 					continue
 				}
 				q.FuelPerMinute = n
 			}
 		case "guest_time_per_minute":
-			q.GuestTimePerMinute, _ = r.duration(k)
+			q.GuestTimePerMinute, _ = r.Duration(k)
 		case "memory":
-			q.Memory, _ = r.size(k)
+			q.Memory, _ = r.Size(k)
 		default:
-			r.errorf(k, "unknown key %q; expected one of %s", k.key.String(), quotaKeys)
+			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), quotaKeys)
 		}
 	}
 	return q
@@ -548,11 +550,11 @@ func (r *tomlReader) quotas(kv tomlValue) Quotas {
 
 // packNames reads a list of pack names.
 func (r *tomlReader) packNames(kv tomlValue) []string {
-	names, _ := r.strings(kv, false)
+	names, _ := r.Strings(kv, false)
 	var out []string
 	for i, n := range names {
 		if !nameRE.MatchString(n) {
-			r.errorf(kv, "%s[%d] %q is not a pack name: lowercase letters and digits separated by single - or _", kv.key, i, n)
+			r.Errorf(kv, "%s[%d] %q is not a pack name: lowercase letters and digits separated by single - or _", kv.Key, i, n)
 			continue
 		}
 		out = append(out, n)
@@ -562,56 +564,16 @@ func (r *tomlReader) packNames(kv tomlValue) []string {
 
 // globs reads a list of tool name globs.
 func (r *tomlReader) globs(kv tomlValue) []string {
-	gs, _ := r.strings(kv, false)
+	gs, _ := r.Strings(kv, false)
 	out := []string{}
 	for i, g := range gs {
 		if strings.TrimSpace(g) == "" {
-			r.errorf(kv, "%s[%d] is empty; write a tool name or a glob such as \"text_*\"", kv.key, i)
+			r.Errorf(kv, "%s[%d] is empty; write a tool name or a glob such as \"text_*\"", kv.Key, i)
 			continue
 		}
 		out = append(out, g)
 	}
 	return out
-}
-
-// size reads a size: "512MiB" or a number of bytes.
-func (r *tomlReader) size(kv tomlValue) (uint64, bool) {
-	switch v := kv.val.(type) {
-	case int64:
-		if v < 1 {
-			r.errorf(kv, "%s must be at least 1 byte, got %d", kv.key, v)
-			return 0, false
-		}
-		return uint64(v), true
-	case string:
-		n, err := ParseSize(v)
-		if err != nil || n == 0 {
-			r.errorf(kv, "%s %q is not a size; write one such as \"512MiB\" or \"2GiB\"", kv.key, v)
-			return 0, false
-		}
-		return n, true
-	}
-	r.wrongType(kv, "a size such as \"512MiB\" or a number of bytes")
-	return 0, false
-}
-
-// duration reads a duration: "30s", "1m30s".
-func (r *tomlReader) duration(kv tomlValue) (time.Duration, bool) {
-	s, ok := kv.val.(string)
-	if !ok {
-		r.wrongType(kv, "a duration such as \"30s\"")
-		return 0, false
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		if n, err := strconv.Atoi(s); err == nil {
-			r.errorf(kv, "%s %q has no unit; write %q", kv.key, s, fmt.Sprint(n)+"s")
-			return 0, false
-		}
-		r.errorf(kv, "%s %q is not a positive duration; write one such as \"30s\" or \"2m\"", kv.key, s)
-		return 0, false
-	}
-	return d, true
 }
 
 // NormalizeOrigin returns origin as browsers send it in an Origin header

@@ -122,7 +122,8 @@ var targets = []target{
 		funcs: `^(LoadSkillDir|LoadSkillFile|skillWalker\.(walk|readDir|resolve)|readBounded|hashFile)$`,
 		also: []extra{
 			{file: "packs/manifest.go", funcs: `^Parse$`, match: `ValidPath|m\.Path|Guest`},
-			{file: "packs/config.go", funcs: `^tomlReader\.(mount|path)$`},
+			{file: "packs/config.go", funcs: `^tomlReader\.mount$`},
+			{file: "internal/confwalk/confwalk.go", funcs: `^Walker\.Path$`},
 		},
 		skip:  `^(Fuzz|TestBundledPackMatchesModules|TestTinyGo\w*)`,
 		short: true,
