@@ -14,10 +14,10 @@ import (
 
 // Kinds of source.
 const (
-	KindFolder   = "folder"   // a folder on disk
-	KindArchive  = "archive"  // a .tar.gz, .tgz, .tar or .zip file on disk
-	KindURL      = "url"      // an https:// URL of such an archive
-	KindWellKnow = "wellknown" // an https:// site with /.well-known/agent-skills/index.json
+	KindFolder    = "folder"    // a folder on disk
+	KindArchive   = "archive"   // a .tar.gz, .tgz, .tar or .zip file on disk
+	KindURL       = "url"       // an https:// URL of such an archive
+	KindWellKnown = "wellknown" // an https:// site with /.well-known/agent-skills/index.json
 )
 
 // Source is a parsed source reference.
@@ -73,7 +73,7 @@ func ParseSource(ref string) (Source, error) {
 		if u.Host == "" || u.User != nil {
 			return Source{}, fmt.Errorf("%w: %q: an https:// URL needs a host and no user name or password in it", ErrBadSource, ref)
 		}
-		s := Source{Kind: KindWellKnow}
+		s := Source{Kind: KindWellKnown}
 		if frag, ok := strings.CutPrefix(u.Fragment, "sha256="); ok {
 			s.Digest = DigestPrefix + frag
 			if err := parseDigest(s.Digest); err != nil {

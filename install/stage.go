@@ -95,7 +95,7 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		if err := parseDigest(req.Digest); err != nil {
 			return nil, err
 		}
-		if src.Kind == KindFolder || src.Kind == KindWellKnow {
+		if src.Kind == KindFolder || src.Kind == KindWellKnown {
 			return nil, fmt.Errorf("%w: a digest pins an archive, not a %s", ErrBadSource, src.Kind)
 		}
 		if src.Digest != "" && src.Digest != req.Digest {
@@ -150,7 +150,7 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		if _, err := Unpack(file, tree, in.limits()); err != nil {
 			return nil, fmt.Errorf("%s: %w", src.Ref, err)
 		}
-	case KindWellKnow:
+	case KindWellKnown:
 		resolved, err = in.wellKnown(ctx, src.Ref, req, staging, tree)
 		if err != nil {
 			return nil, err
@@ -165,7 +165,7 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		names[i] = u.name
 	}
 	want := map[string]bool{}
-	if src.Kind == KindWellKnow {
+	if src.Kind == KindWellKnown {
 		// The index chose already.
 		for _, n := range names {
 			want[n] = true
