@@ -4,6 +4,7 @@ import (
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/tenancy"
 )
 
 // Skill is a skill written in Go: instructions, resources and scripts the
@@ -37,13 +38,10 @@ func (e *Engine) builtins(cat *packs.Catalog) ([]registry.Native, error) {
 // runScope is the index scope a run sees: its tenant and project, or the
 // engine's scope for a run that names no tenant.
 func (e *Engine) runScope(rc registry.RunContext) index.Scope {
-	switch {
-	case rc.Tenant == "":
+	if rc.Tenant == "" {
 		return e.cfg.Scope
-	case rc.Project != "":
-		return index.Scope{Mode: packs.ScopeProject, TenantID: rc.Tenant, ProjectID: rc.Project}
 	}
-	return index.Scope{Mode: packs.ScopeTenant, TenantID: rc.Tenant}
+	return tenancy.ScopeOf(rc.Tenant, rc.Project)
 }
 
 // skillVisible returns the rule by which a run may use a file skill of

@@ -25,6 +25,7 @@ import (
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/tenancy"
 )
 
 // Grant is a set of capabilities and limits; see host.Grant.
@@ -194,15 +195,14 @@ type Config struct {
 	// scope_mode (project by default) filled with these IDs — global when
 	// the engine has none. The zero Scope is global.
 	Scope index.Scope
-	// PackTenant says which tenant a pack's skills belong to: "" for a
-	// pack of no tenant (its skills are stored at its scope_mode), a
-	// tenant ID for a pack whose skills only that tenant's runs may find,
-	// list or read (stored at that tenant's scope, whatever its
-	// scope_mode), or HiddenPack for a pack whose skills no run sees. Nil
-	// means the operator config decides (PackTenantsFrom): a pack a
-	// [tenants.<id>] section lists is that tenant's. skillhost serve's
-	// tenants see tools by the same rule.
-	PackTenant func(pack string) string
+	// Tenants are the tenants whose packs' skills the engine keeps apart:
+	// the skills of a pack a tenant owns are stored at that tenant's
+	// scope, whatever its scope_mode, and only its runs find, list or read
+	// them; the skills of a pack no tenant may use (tenancy.NoOne) are not
+	// stored. Nil means the operator config's [tenants.<id>] sections and
+	// [server] shared_packs. skillhost serve's tenants see tools by the
+	// same rule.
+	Tenants *tenancy.Set
 	// Services are capability providers by namespace: "mail" answers a
 	// guest's capability_call of "mail.send", "mail.list"… beside the
 	// commands of the operator config's [capabilities.providers]
@@ -224,6 +224,8 @@ type Engine struct {
 	host  *host.Host
 	idx   *index.Store
 	svc   engineServices // capability providers (services.go)
+	// tenants are Config.Tenants, or the operator config's.
+	tenants *tenancy.Set
 
 	// cur is what the engine serves now; Reload swaps it whole.
 	cur      atomic.Pointer[loaded]
@@ -298,8 +300,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.PackTenant == nil {
-		cfg.PackTenant = PackTenantsFrom(op)
+	tenants := cfg.Tenants
+	if tenants == nil {
+		if tenants, err = tenancy.FromConfig(op); err != nil {
+			return nil, err
+		}
 	}
 	st := StateDir(cfg, op)
 	cfg.StateDir, cfg.IndexPath = st.Dir, st.Index
@@ -329,7 +334,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, op: op, specs: specs, host: h}
+	e := &Engine{cfg: cfg, op: op, specs: specs, host: h, tenants: tenants}
 	if err := e.openServices(); err != nil {
 		h.Close(ctx)
 		return nil, err

@@ -3,6 +3,7 @@ package skillhost_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/tenancy"
 )
 
 // A pack a tenant lists in skillhost.toml has its skills kept for that
@@ -41,8 +43,8 @@ func TestPackTenantSkills(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.Close(context.Background()) })
-		if got := e.PackTenant("alpha"); got != owner {
-			t.Fatalf("PackTenant(alpha) = %q, want %q", got, owner)
+		if got := e.Tenants().Owner("alpha"); got != tenancy.OwnedBy(owner) {
+			t.Fatalf("Tenants().Owner(alpha) = %v, want tenant %q", got, owner)
 		}
 		return e
 	}
@@ -118,5 +120,64 @@ func TestGoSkillReplacingOwnedSkill(t *testing.T) {
 		if res.IsError || !strings.Contains(string(res.Output), "The Go skill.") {
 			t.Errorf("tenant %s: load_skill = %s, want the Go skill", tenant, res.Output)
 		}
+	}
+}
+
+// Config.Tenants beats the operator config's [tenants]: the engine keeps
+// a pack's skills for the tenant the embedder says. A configuration whose
+// tenants cannot work together does not open.
+func TestConfigTenants(t *testing.T) {
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "alpha", "alpha-guide", "SKILL.md")
+	os.MkdirAll(filepath.Dir(skill), 0o755)
+	os.WriteFile(skill, []byte("---\nname: alpha-guide\ndescription: How to ship alpha widgets.\n---\n\nShip them.\n"), 0o644)
+	toml := "[tenants.a]\napi_keys = [\"" + packs.HashKey("key-a") + "\"]\npacks = [\"alpha\"]\n" +
+		"[tenants.b]\napi_keys = [\"" + packs.HashKey("key-b") + "\"]\n"
+	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := tenancy.New(nil, tenancy.Tenant{ID: "a"}, tenancy.Tenant{ID: "b", Packs: []string{"alpha"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(tenants *tenancy.Set) (*skillhost.Engine, error) {
+		e, err := skillhost.Open(context.Background(), skillhost.Config{Operator: cfg, Tenants: tenants, StateDir: testenv.StateDir(),
+			IndexPath: filepath.Join(dir, "index.db"), NoBundled: true, NoUserSources: true, PackDirs: []string{filepath.Join(dir, "alpha")}})
+		if err == nil {
+			t.Cleanup(func() { e.Close(context.Background()) })
+		}
+		return e, err
+	}
+	e, err := open(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Tenants().Owner("alpha"); got != tenancy.OwnedBy("b") {
+		t.Errorf("with Config.Tenants, alpha is %v's, want tenant b's", got)
+	}
+	for tenant, want := range map[string]bool{"a": false, "b": true} {
+		run, err := e.NewRun(skillhost.RunContext{Tenant: tenant}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := run.Call(context.Background(), "load_skill", json.RawMessage(`{"skill_name":"alpha-guide"}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := !res.IsError && strings.Contains(string(res.Output), "Ship them."); got != want {
+			t.Errorf("tenant %s loads alpha-guide: %v, want %v (%s)", tenant, got, want, res.Output)
+		}
+	}
+	if e, err := open(nil); err != nil || e.Tenants().Owner("alpha") != tenancy.OwnedBy("a") {
+		t.Errorf("without Config.Tenants: %v, the file's tenants not followed", err)
+	}
+	twice, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml+"packs = [\"alpha\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = twice
+	if _, err := open(nil); !errors.Is(err, tenancy.ErrBadTenants) {
+		t.Errorf("a pack of two tenants: Open = %v, want ErrBadTenants", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/skillhost/skillhost/abi"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
 // Errors returned by the host. Call failures arrive wrapped in *CallError,
@@ -40,8 +42,11 @@ var (
 	// not allow; the *CapabilityError in the chain says which.
 	ErrDenied = errors.New("host: capability denied")
 	// ErrBadConfig is returned by New and Load for an invalid Config,
-	// LoadOptions or Grant; the message names the field.
-	ErrBadConfig = errors.New("host: invalid configuration")
+	// LoadOptions or Grant; the message names the field. It is the one
+	// configuration sentinel of every layer: registry.ErrBadConfig,
+	// skillhost.ErrBadConfig and packs.ErrInvalidConfig are this value, so
+	// a bad setting matches each whichever layer found it.
+	ErrBadConfig = confwalk.ErrBadConfig
 )
 
 // CapabilityError says which capability a guest used without a grant.

@@ -37,8 +37,9 @@ var (
 	// packs.ErrToolSchema).
 	ErrInvalidTool = errors.New("registry: invalid tool")
 	// ErrBadConfig is returned for options that cannot work, such as
-	// session activation without a session id.
-	ErrBadConfig = errors.New("registry: invalid configuration")
+	// session activation without a session id. It is host.ErrBadConfig,
+	// the one configuration sentinel of every layer.
+	ErrBadConfig = host.ErrBadConfig
 )
 
 // ToolPolicy is the operator's init-time policy: it removes tools from the

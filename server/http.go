@@ -206,7 +206,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(admissionHeader)
 	sid := r.Header.Get("Mcp-Session-Id")
 	if !stateless && sid != "" {
-		leave, refusal := s.sessions.enter(t.id, sid)
+		leave, refusal := s.sessions.enter(t.ID, sid)
 		if refusal != nil {
 			s.refuseSession(w, t, refusal)
 			return
@@ -219,7 +219,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := checkKeys(body); err != nil {
-			s.ops.limitRefused(t.id, "request_keys")
+			s.ops.limitRefused(t.ID, "request_keys")
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 				"Invalid Request: "+err.Error()+"; send each key of a JSON object once")
 			return
@@ -234,7 +234,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		// client's next request, and its reading of this answer, wait
 		// on the network poller too), other tenants' guests leave this
 		// tenant its share of the processors (see Engine.Busy).
-		defer time.AfterFunc(busyLinger, s.e.Busy(t.id))
+		defer time.AfterFunc(busyLinger, s.e.Busy(t.ID))
 		if stateless && run != nil && s.fastCall(w, r, run, rb) {
 			return
 		}
@@ -244,10 +244,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" && r.Method == http.MethodPost {
-		e, evicted, refusal := s.sessions.open(t.id)
+		e, evicted, refusal := s.sessions.open(t.ID)
 		if evicted != nil {
-			s.ops.sessionEvicted(t.id)
-			s.log.Info("closed the tenant's session idle the longest to open a new one (max_tenant_sessions)", "tenant", t.id, "session", evicted.id)
+			s.ops.sessionEvicted(t.ID)
+			s.log.Info("closed the tenant's session idle the longest to open a new one (max_tenant_sessions)", "tenant", t.ID, "session", evicted.id)
 			if evicted.mss != nil {
 				evicted.mss.Close()
 			}
@@ -267,7 +267,7 @@ const busyLinger = 100 * time.Millisecond
 
 // refuseSession answers a request the session limits refuse.
 func (s *Server) refuseSession(w http.ResponseWriter, t *tenant, refusal *sessionRefusal) {
-	s.ops.limitRefused(t.id, refusal.limit)
+	s.ops.limitRefused(t.ID, refusal.limit)
 	w.Header().Set("Retry-After", "1")
 	writeRPCError(w, refusal.status, jsonrpc.ID{}, -32000, refusal.msg)
 }
@@ -350,7 +350,7 @@ func (s *Server) admitHTTP(w http.ResponseWriter, r *http.Request, t *tenant, rb
 		return nil, nil, false
 	}
 	tok := newSessionID()
-	s.admitted.Store(tok, admission{tenant: t.id, tool: call.params.Name})
+	s.admitted.Store(tok, admission{tenant: t.ID, tool: call.params.Name})
 	r.Header.Set(admissionHeader, tok)
 	return func() {
 		s.admitted.Delete(tok)
@@ -369,7 +369,7 @@ func (ss *session) preAdmitted(req *mcp.CallToolRequest) bool {
 		return false
 	}
 	v, ok := ss.s.admitted.LoadAndDelete(tok)
-	return ok && v.(admission) == admission{tenant: ss.t.id, tool: req.Params.Name}
+	return ok && v.(admission) == admission{tenant: ss.t.ID, tool: req.Params.Name}
 }
 
 // writeRPCError writes a JSON-RPC error response with an HTTP status; an

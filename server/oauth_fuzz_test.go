@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/tenancy"
 )
 
 // fuzzVerifier is a verifier whose key set is already fetched (an RSA
@@ -29,7 +30,7 @@ func fuzzVerifier(f *testing.F) (*oauthVerifier, *rsa.PrivateKey, *ecdsa.Private
 	if err != nil {
 		f.Fatal(err)
 	}
-	a, b := &tenant{id: "a"}, &tenant{id: "b"}
+	a, b := &tenant{Tenant: &tenancy.Tenant{ID: "a"}}, &tenant{Tenant: &tenancy.Tenant{ID: "b"}}
 	s := &Server{cfg: &packs.Config{Tenants: []packs.TenantConfig{{ID: "a", OAuthSubjects: []string{"alice"}}, {ID: "b", OAuthClients: []string{"bot"}}}},
 		tenants: map[string]*tenant{"a": a, "b": b}}
 	v, err := newOAuthVerifier(s, &packs.OAuthConfig{Issuer: "https://as.example", Resource: "https://mcp.example/mcp", Scopes: []string{"mcp"}},
@@ -79,7 +80,7 @@ func FuzzVerifyToken(f *testing.F) {
 			}
 			return
 		}
-		if tn == nil || info == nil || (tn.id != "a" && tn.id != "b") {
+		if tn == nil || info == nil || (tn.ID != "a" && tn.ID != "b") {
 			t.Fatalf("accepted %q as %+v", raw, tn)
 		}
 		if !strings.Contains(strings.Join(info.Scopes, " "), "mcp") {

@@ -204,7 +204,7 @@ func (o *ops) call(ctx context.Context, e registry.Event) {
 		t, _ := o.s.e.Tool(c.Tool)
 		var narrow *packs.PackGrant
 		if tn := o.s.tenants[e.Run.Tenant]; tn != nil && t != nil {
-			if pg, ok := tn.cfg.Grants[t.Pack]; ok {
+			if pg, ok := tn.Grants[t.Pack]; ok {
 				narrow = &pg
 			}
 		}
@@ -235,7 +235,7 @@ func (o *ops) capability(e registry.Event) {
 
 // refused counts a call a tenant's quota refused.
 func (o *ops) refused(t *tenant, q *QuotaError) {
-	o.refusals.WithLabelValues(t.id, q.Quota).Inc()
+	o.refusals.WithLabelValues(t.ID, q.Quota).Inc()
 }
 
 // limitRefused counts a request or connection a [server] limit refused.
@@ -300,7 +300,7 @@ func (o *ops) startCall(ctx context.Context, ss *session, name string, h http.He
 		ctx = o.prop.Extract(ctx, propagation.HeaderCarrier(h))
 	}
 	return o.tracer.Start(ctx, "tool_call "+name, trace.WithAttributes(
-		attribute.String("skillhost.tenant", ss.t.id), attribute.String("skillhost.session", ss.id),
+		attribute.String("skillhost.tenant", ss.t.ID), attribute.String("skillhost.session", ss.id),
 		attribute.String("skillhost.tool", name)))
 }
 

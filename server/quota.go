@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/tenancy"
 )
 
 // window is the period of the per-minute quotas.
@@ -18,7 +18,7 @@ const window = time.Minute
 // spent after each call from budgets refilled the same way, so a call
 // that overspends delays the next ones rather than being cut short.
 type quota struct {
-	q   packs.Quotas
+	q   tenancy.Quotas
 	now func() time.Time
 
 	mu       sync.Mutex
@@ -68,7 +68,7 @@ func (e *QuotaError) Error() string {
 	return fmt.Sprintf("over the tenant's %s quota (%s); retry when a call in flight ends", e.Quota, e.Limit)
 }
 
-func newQuota(q packs.Quotas) *quota {
+func newQuota(q tenancy.Quotas) *quota {
 	qt := &quota{q: q, now: time.Now}
 	qt.calls.size = float64(q.CallsPerMinute)
 	qt.fuel.size = float64(q.FuelPerMinute)

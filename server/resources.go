@@ -130,7 +130,7 @@ func (ss *session) skillDocs() []*registry.SkillFiles {
 	for _, name := range set.Names(ss.run) {
 		d, err := set.Doc(ss.run, name)
 		if err != nil {
-			ss.s.log.Warn("serving skills: leaving a skill out", "tenant", ss.t.id, "skill", name, "err", err)
+			ss.s.log.Warn("serving skills: leaving a skill out", "tenant", ss.t.ID, "skill", name, "err", err)
 			continue
 		}
 		out = append(out, d)
@@ -148,7 +148,7 @@ func (ss *session) skillDoc(name string) (*registry.SkillFiles, error) {
 	}
 	d, err := set.Doc(ss.run, name)
 	if err != nil && !errors.Is(err, registry.ErrNoSkillDoc) {
-		ss.s.log.Warn("serving skills: a skill cannot be read", "tenant", ss.t.id, "skill", name, "err", err)
+		ss.s.log.Warn("serving skills: a skill cannot be read", "tenant", ss.t.ID, "skill", name, "err", err)
 		return nil, internalError("skill %q cannot be read now: its SKILL.md changed since the skills were loaded; the operator reloads them", name)
 	}
 	return d, err
@@ -280,7 +280,7 @@ func (ss *session) readResource(ctx context.Context, req *mcp.ReadResourceReques
 		case errors.Is(err, registry.ErrNoSkillDoc), errors.Is(err, registry.ErrNoSkillFile):
 			return nil, mcp.ResourceNotFoundError(uri)
 		case err != nil:
-			ss.s.log.Warn("serving skills: a skill file cannot be read", "tenant", ss.t.id, "skill", name, "file", p, "err", err)
+			ss.s.log.Warn("serving skills: a skill file cannot be read", "tenant", ss.t.ID, "skill", name, "file", p, "err", err)
 			return nil, internalError("%q cannot be read now: it changed or went since the skills were loaded, or could not be made; the operator reloads them", truncate(uri))
 		}
 	}

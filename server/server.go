@@ -25,13 +25,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gobwas/glob"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/tenancy"
 )
 
 // LocalTenant is the tenant of a server with no [tenants] configured.
@@ -48,8 +48,8 @@ var (
 	// configured for it.
 	ErrUnsafeListen = errors.New("server: refusing to listen")
 	// ErrBadTenants: the [tenants] sections contradict each other or the
-	// catalog.
-	ErrBadTenants = errors.New("server: bad tenant configuration")
+	// catalog. It is tenancy.ErrBadTenants.
+	ErrBadTenants = tenancy.ErrBadTenants
 )
 
 // Options configure a Server.
@@ -103,12 +103,10 @@ type Server struct {
 	anyOrigin bool
 }
 
-// tenant is one tenant's rules and state.
+// tenant is one tenant and the server's state of it.
 type tenant struct {
-	id     string
-	cfg    packs.TenantConfig
-	policy registry.VisibilityPolicy
-	quota  *quota
+	*tenancy.Tenant
+	quota *quota
 
 	stateful, stateless http.Handler
 }
@@ -141,27 +139,25 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		}
 		s.origins[o] = true
 	}
-	owners, err := packOwners(s.cfg)
+	set, err := tenancy.FromConfig(s.cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSkillTenants(e, s.cfg, owners); err != nil {
+	if err := checkSkillTenants(e, set); err != nil {
 		return nil, err
 	}
-	if len(s.cfg.Tenants) == 0 {
-		t, err := s.newTenant(packs.TenantConfig{ID: LocalTenant}, owners)
-		if err != nil {
+	if set.Len() == 0 {
+		// The local tenant sees every pack's tools but those [server]
+		// shared_packs leaves out.
+		if set, err = tenancy.New(s.cfg.Server.SharedPacks, tenancy.Tenant{ID: LocalTenant}); err != nil {
 			return nil, err
 		}
-		s.local = t
-		s.tenants[t.id] = t
+		s.local = s.newTenant(set.Tenant(LocalTenant))
+		s.tenants[LocalTenant] = s.local
 	}
 	for _, tc := range s.cfg.Tenants {
-		t, err := s.newTenant(tc, owners)
-		if err != nil {
-			return nil, err
-		}
-		s.tenants[t.id] = t
+		t := s.newTenant(set.Tenant(tc.ID))
+		s.tenants[t.ID] = t
 		for _, h := range tc.KeyHashes {
 			s.byKey[h] = t
 		}
@@ -201,98 +197,13 @@ func (s *Server) tenantIDs() []string {
 	return ids
 }
 
-// packOwners maps each pack a tenant names to that tenant. A pack named by
-// two tenants, or both owned and shared, is an error: its skills and
-// tools would reach a tenant that does not own them.
-func packOwners(cfg *packs.Config) (map[string]string, error) {
-	owners := map[string]string{}
-	for _, t := range cfg.Tenants {
-		for _, p := range t.Packs {
-			if other, ok := owners[p]; ok && other != t.ID {
-				return nil, fmt.Errorf("%w: pack %q is a pack of tenants %q and %q; a pack belongs to one tenant — list it in [server] shared_packs to give it to every tenant", ErrBadTenants, p, other, t.ID)
-			}
-			owners[p] = t.ID
-		}
-	}
-	for _, p := range cfg.Server.SharedPacks {
-		if owner, ok := owners[p]; ok {
-			return nil, fmt.Errorf("%w: pack %q is in [server] shared_packs and a pack of tenant %q; it can be one or the other", ErrBadTenants, p, owner)
-		}
-	}
-	return owners, nil
-}
-
-func (s *Server) newTenant(tc packs.TenantConfig, owners map[string]string) (*tenant, error) {
-	p := &tenantPolicy{id: tc.ID, owners: owners, own: map[string]bool{}}
-	for _, name := range tc.Packs {
-		p.own[name] = true
-	}
-	if s.cfg.Server.SharedPacks != nil {
-		p.shared = map[string]bool{}
-		for _, name := range s.cfg.Server.SharedPacks {
-			p.shared[name] = true
-		}
-	}
-	for _, g := range tc.Tools {
-		c, err := glob.Compile(g)
-		if err != nil {
-			return nil, fmt.Errorf("%w: [tenants.%s] tools: %q is not a glob: %v", ErrBadTenants, tc.ID, g, err)
-		}
-		p.allow = append(p.allow, c)
-	}
-	p.allowAll = tc.Tools == nil
-	for _, g := range tc.DenyTools {
-		c, err := glob.Compile(g)
-		if err != nil {
-			return nil, fmt.Errorf("%w: [tenants.%s] deny_tools: %q is not a glob: %v", ErrBadTenants, tc.ID, g, err)
-		}
-		p.deny = append(p.deny, c)
-	}
-	t := &tenant{id: tc.ID, cfg: tc, policy: p, quota: newQuota(tc.Quotas)}
+func (s *Server) newTenant(tn *tenancy.Tenant) *tenant {
+	t := &tenant{Tenant: tn, quota: newQuota(tn.Quotas)}
 	t.stateful = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, false) },
 		&mcp.StreamableHTTPOptions{Logger: s.sdkLog, SessionTimeout: s.limits.SessionIdleTimeout})
 	t.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.httpServer(t, r, true) },
 		&mcp.StreamableHTTPOptions{Logger: s.sdkLog, Stateless: true, PropagateRequestCancellation: true})
-	return t, nil
-}
-
-// tenantPolicy is what a tenant may see: the tools of its own packs, of
-// the shared packs, and skillhost's and the embedder's own, matching its
-// tool globs.
-type tenantPolicy struct {
-	id       string
-	owners   map[string]string
-	own      map[string]bool
-	shared   map[string]bool // nil: every pack no tenant owns
-	allow    []glob.Glob
-	allowAll bool
-	deny     []glob.Glob
-}
-
-func (p *tenantPolicy) Allowed(_ registry.RunContext, t *registry.Tool) bool {
-	if t.Pack != "" && !p.own[t.Pack] {
-		if p.shared != nil {
-			if !p.shared[t.Pack] {
-				return false
-			}
-		} else if _, owned := p.owners[t.Pack]; owned {
-			return false
-		}
-	}
-	for _, g := range p.deny {
-		if g.Match(t.Name) {
-			return false
-		}
-	}
-	if p.allowAll {
-		return true
-	}
-	for _, g := range p.allow {
-		if g.Match(t.Name) {
-			return true
-		}
-	}
-	return false
+	return t
 }
 
 // newSessionID returns a random session id.
@@ -337,15 +248,12 @@ func (s *Server) newSession(t *tenant, id string) (*session, error) {
 // providers, and its activation scope (a stateless request, id "", is a
 // run of its own).
 func (ss *session) startRun() error {
-	t := ss.t
-	scope := t.cfg.ActivationScope
+	opts := ss.t.RunOptions()
 	if ss.id == "" {
-		scope = registry.ScopeRun
+		opts.ActivationScope = registry.ScopeRun
 	}
-	run, err := ss.s.e.NewRun(skillhost.RunContext{Tenant: t.id, Session: ss.id}, &skillhost.RunOptions{
-		Policy: t.policy, ActivationScope: scope, OnActivate: ss.toolsChanged, Grants: t.cfg.Grants,
-		// A fuel quota is charged what the calls ran: count it.
-		CountFuel: t.cfg.Quotas.FuelPerMinute > 0})
+	opts.OnActivate = ss.toolsChanged
+	run, err := ss.s.e.NewRun(ss.t.RunContext(ss.id), opts)
 	if err != nil {
 		return err
 	}
@@ -372,14 +280,14 @@ func (s *Server) httpServer(t *tenant, r *http.Request, stateless bool) *mcp.Ser
 			return ss, err
 		})
 		if err != nil {
-			s.log.Error("starting an MCP session", "tenant", t.id, "err", err)
+			s.log.Error("starting an MCP session", "tenant", t.ID, "err", err)
 			return nil
 		}
 		return ss.srv
 	}
 	ss, err := s.newSession(t, "")
 	if err != nil {
-		s.log.Error("starting an MCP session", "tenant", t.id, "err", err)
+		s.log.Error("starting an MCP session", "tenant", t.ID, "err", err)
 		return nil
 	}
 	return ss.srv
@@ -421,7 +329,7 @@ func (ss *session) watch(mss *mcp.ServerSession) {
 			if ss.entry != nil {
 				ss.s.sessions.drop(ss.entry)
 			}
-			ss.s.e.EndSession(ss.t.id, ss.id)
+			ss.s.e.EndSession(ss.t.ID, ss.id)
 		}()
 	})
 }
@@ -461,7 +369,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	// a JSON-RPC error and the session goes on (stdio.go).
 	lw := &lockedWriter{w: out}
 	err = ss.srv.Run(ctx, &mcp.IOTransport{Reader: newStdioReader(in, lw, maxBody), Writer: lw, MaxLineLength: maxBody + 2})
-	s.e.EndSession(s.stdio.id, ss.id)
+	s.e.EndSession(s.stdio.ID, ss.id)
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/tenancy"
 )
 
 // SkillsExtension is the identifier of the MCP Skills extension, under
@@ -167,7 +167,7 @@ func (ss *session) listSkills(_ context.Context, _ *mcp.ServerSession, p *listSk
 		}
 		e, err := entry(d)
 		if err != nil {
-			ss.s.log.Warn("skills/list: leaving a skill out", "tenant", ss.t.id, "skill", d.Name, "err", err)
+			ss.s.log.Warn("skills/list: leaving a skill out", "tenant", ss.t.ID, "skill", d.Name, "err", err)
 			continue
 		}
 		if len(res.Skills) == skillsPage {
@@ -218,43 +218,28 @@ func (ss *session) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkill
 // the server's tenants say the pack's tools go: an owned pack's skills at
 // its tenant's scope, and, with [server] shared_packs set, a pack neither
 // shared nor owned out of every tenant's sight. An engine opened with
-// another operator config would let one tenant find another's skills.
-func checkSkillTenants(e *skillhost.Engine, cfg *packs.Config, owners map[string]string) error {
-	fix := "open the engine with the server's operator config (skillhost.Config.Operator) or set skillhost.Config.PackTenant to skillhost.PackTenantsFrom of it"
-	for p, t := range owners {
-		if got := e.PackTenant(p); got != t {
-			return fmt.Errorf("%w: pack %q is tenant %q's, but the engine keeps its skills for %s; %s", ErrBadTenants, p, t, tenantName(got), fix)
+// other tenants would let one tenant find another's skills.
+func checkSkillTenants(e *skillhost.Engine, set *tenancy.Set) error {
+	const fix = "open the engine with the server's operator config (skillhost.Config.Operator) or its tenants (skillhost.Config.Tenants)"
+	engine := e.Tenants()
+	for _, t := range set.Tenants() {
+		for _, p := range t.Packs {
+			if got := engine.Owner(p); got != tenancy.OwnedBy(t.ID) {
+				return fmt.Errorf("%w: pack %q is tenant %q's, but the engine keeps its skills for %v; %s", ErrBadTenants, p, t.ID, got, fix)
+			}
 		}
 	}
-	if len(cfg.Tenants) == 0 {
+	if set.Len() == 0 {
 		return nil
-	}
-	shared := map[string]bool{}
-	for _, p := range cfg.Server.SharedPacks {
-		shared[p] = true
 	}
 	for _, se := range e.Skills() {
 		p := se.Skill.Pack
-		if _, owned := owners[p]; owned || p == "" {
+		if p == "" {
 			continue
 		}
-		want := ""
-		if cfg.Server.SharedPacks != nil && !shared[p] {
-			want = skillhost.HiddenPack
-		}
-		if got := e.PackTenant(p); got != want {
-			return fmt.Errorf("%w: the skills of pack %q are for %s, but the engine keeps them for %s; %s", ErrBadTenants, p, tenantName(want), tenantName(got), fix)
+		if want, got := set.Owner(p), engine.Owner(p); got != want {
+			return fmt.Errorf("%w: the skills of pack %q are for %v, but the engine keeps them for %v; %s", ErrBadTenants, p, want, got, fix)
 		}
 	}
 	return nil
-}
-
-func tenantName(t string) string {
-	switch t {
-	case "":
-		return "every tenant"
-	case skillhost.HiddenPack:
-		return "no tenant"
-	}
-	return fmt.Sprintf("tenant %q", t)
 }
