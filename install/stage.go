@@ -46,6 +46,10 @@ type Request struct {
 	// Approve accepts capabilities beyond what the lock approved for an
 	// installed skill or pack of the same name.
 	Approve bool
+
+	// locked, set by Sync, is the entry the install must reproduce
+	// exactly.
+	locked *Entry
 }
 
 // ApprovalError stops an upgrade that asks for more than its lock
@@ -225,7 +229,16 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		} else {
 			e.Resolved = resolved[""]
 		}
-		if old := lock.Find(u.name); old != nil && !req.Approve {
+		if want := req.locked; want != nil {
+			if want.Resolved != "" && e.Resolved != want.Resolved {
+				return nil, fmt.Errorf("%w: %s: the source now gives %s; the lock has %s", ErrDigestMismatch, u.name, e.Resolved, want.Resolved)
+			}
+			if err := checkDigest(u.name+"'s content from "+e.Source, want.Digest, e.Digest); err != nil {
+				return nil, err
+			}
+			// What the lock approved stays approved, signer included.
+			e.Approved, e.Signer, e.Issuer = want.Approved, want.Signer, want.Issuer
+		} else if old := lock.Find(u.name); old != nil && !req.Approve {
 			if more := caps.Beyond(old.Approved); len(more) > 0 {
 				return nil, &ApprovalError{Name: u.name, More: more}
 			}
@@ -431,4 +444,45 @@ func (in *Installer) lockDir() (func(), error) {
 		}
 	}
 	return unlock, nil
+}
+
+// SyncStatus is what Sync did for one locked entry.
+type SyncStatus struct {
+	Name string
+	// Action is "ok" (the folder matched the lock), "installed" (it was
+	// missing or changed and was installed again from its source).
+	Action string
+}
+
+// Sync makes the installed folder what the lock says: each entry whose
+// folder is missing or no longer matches its content digest is installed
+// again from its source, and must come back with the locked resolved
+// digest and content digest, else Sync stops with ErrDigestMismatch and
+// leaves that entry as it was. Folders the lock does not name are left
+// alone (Lock.Check reports them).
+func (in *Installer) Sync(ctx context.Context) ([]SyncStatus, error) {
+	lock, err := ReadLock(in.LockFile)
+	if err != nil {
+		return nil, err
+	}
+	var out []SyncStatus
+	for _, e := range lock.Entries {
+		if got, err := DirDigest(filepath.Join(in.Dir, e.Name)); err == nil && got == e.Digest {
+			out = append(out, SyncStatus{Name: e.Name, Action: "ok"})
+			continue
+		}
+		src, err := ParseSource(e.Source)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", e.Name, err)
+		}
+		req := Request{Source: e.Source, Skills: []string{e.Name}, locked: e}
+		if src.Kind == KindArchive || src.Kind == KindURL {
+			req.Digest = e.Resolved
+		}
+		if _, err := in.Install(ctx, req); err != nil {
+			return out, fmt.Errorf("%s: %w", e.Name, err)
+		}
+		out = append(out, SyncStatus{Name: e.Name, Action: "installed"})
+	}
+	return out, nil
 }

@@ -371,3 +371,36 @@ func TestUninstall(t *testing.T) {
 		t.Fatalf("uninstalling ../x: %v", err)
 	}
 }
+
+// Sync puts back what the lock names, from its source, only when the
+// source still gives the locked bytes.
+func TestSyncReproducesTheLock(t *testing.T) {
+	archive := filepath.Join(t.TempDir(), "pdf.tar.gz")
+	os.WriteFile(archive, tarGz(t, entry{name: "pdf/SKILL.md", body: skillMD("pdf", "v1")}), 0o644)
+	in := newInstaller(t)
+	if _, err := in.Install(context.Background(), install.Request{Source: archive}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := in.Sync(context.Background())
+	if err != nil || len(st) != 1 || st[0].Action != "ok" {
+		t.Fatalf("sync of an intact install: %+v, %v", st, err)
+	}
+	os.RemoveAll(filepath.Join(in.Dir, "pdf"))
+	st, err = in.Sync(context.Background())
+	if err != nil || len(st) != 1 || st[0].Action != "installed" {
+		t.Fatalf("sync of a missing folder: %+v, %v", st, err)
+	}
+	lock, _ := install.ReadLock(in.LockFile)
+	if err := lock.Check(in.Dir); err != nil {
+		t.Fatal(err)
+	}
+	// The source changed under the lock: Sync refuses it.
+	os.WriteFile(archive, tarGz(t, entry{name: "pdf/SKILL.md", body: skillMD("pdf", "v2")}), 0o644)
+	os.RemoveAll(filepath.Join(in.Dir, "pdf"))
+	if _, err := in.Sync(context.Background()); !errors.Is(err, install.ErrDigestMismatch) {
+		t.Fatalf("sync from a changed source: %v", err)
+	}
+	if got := installed(t, in); len(got) != 0 {
+		t.Fatalf("installed %v from a changed source", got)
+	}
+}

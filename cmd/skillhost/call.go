@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -141,7 +142,15 @@ var openEngineFunc = skillhost.Open
 // openEngine opens the engine of the global flags; adjust, when set,
 // changes the Config first.
 func openEngine(ctx context.Context, g *globals, adjust func(*skillhost.Config)) (*skillhost.Engine, error) {
-	cfg := skillhost.Config{ConfigFile: g.configFile, StateDir: g.stateDir, PackDirs: g.packDirs, NoBundled: g.noBundle, NoUserSources: g.noUser}
+	installed, err := g.installedSource()
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	packDirs := g.packDirs
+	if installed != "" {
+		packDirs = append(slices.Clip(packDirs), installed)
+	}
+	cfg := skillhost.Config{ConfigFile: g.configFile, StateDir: g.stateDir, PackDirs: packDirs, NoBundled: g.noBundle, NoUserSources: g.noUser}
 	if adjust != nil {
 		adjust(&cfg)
 	}

