@@ -23,8 +23,13 @@ const (
 // Source is a parsed source reference.
 type Source struct {
 	Kind string
-	// Ref is the folder or file (absolute) or the URL.
+	// Ref is the folder or file (absolute) or the URL (of a git
+	// repository: the repository's).
 	Ref string
+	// Rev is a git source's tag, branch or commit ("" the default branch).
+	Rev string
+	// Subpath is a git source's folder inside the repository.
+	Subpath string
 	// Digest is the sha256 the fetched archive must have ("" when none
 	// is known): a URL's #sha256=<hex> fragment, or the caller's.
 	Digest string
@@ -32,6 +37,16 @@ type Source struct {
 
 // String is the source's canonical form, as the lock records it.
 func (s Source) String() string {
+	if s.Kind == KindGit {
+		out := "git+" + s.Ref
+		if s.Subpath != "" {
+			out += "/" + s.Subpath
+		}
+		if s.Rev != "" {
+			out += "@" + s.Rev
+		}
+		return out
+	}
 	if s.Digest != "" && s.Kind == KindURL {
 		return s.Ref + "#" + strings.Replace(s.Digest, ":", "=", 1)
 	}
@@ -58,6 +73,15 @@ func ParseSource(ref string) (Source, error) {
 	if ref == "" {
 		return Source{}, fmt.Errorf("%w: an empty source", ErrBadSource)
 	}
+	if !strings.Contains(ref, "://") {
+		if _, err := os.Stat(ref); err != nil {
+			if s, ok, gerr := parseGit(ref); ok {
+				return s, gerr
+			}
+		}
+	} else if s, ok, err := parseGit(ref); ok {
+		return s, err
+	}
 	if strings.Contains(ref, "://") {
 		u, err := url.Parse(ref)
 		if err != nil {
@@ -68,7 +92,7 @@ func ParseSource(ref string) (Source, error) {
 		case "http":
 			return Source{}, fmt.Errorf("%w: %q: plain http is not used; use https://", ErrBadSource, ref)
 		default:
-			return Source{}, fmt.Errorf("%w: %q: scheme %q; want a folder, an archive or an https:// URL", ErrBadSource, ref, u.Scheme)
+			return Source{}, fmt.Errorf("%w: %q: scheme %q; want a folder, an archive, a git repository or an https:// URL", ErrBadSource, ref, u.Scheme)
 		}
 		if u.Host == "" || u.User != nil {
 			return Source{}, fmt.Errorf("%w: %q: an https:// URL needs a host and no user name or password in it", ErrBadSource, ref)

@@ -30,6 +30,9 @@ type Installer struct {
 	// Client fetches https:// sources; nil is a client with a one-minute
 	// timeout.
 	Client *http.Client
+	// GitCABundle, when set, are the PEM certificates git sources over
+	// https:// are verified against instead of the system's.
+	GitCABundle []byte
 }
 
 // Request is one install.
@@ -99,7 +102,7 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		if err := parseDigest(req.Digest); err != nil {
 			return nil, err
 		}
-		if src.Kind == KindFolder || src.Kind == KindWellKnown {
+		if src.Kind == KindFolder || src.Kind == KindWellKnown || src.Kind == KindGit {
 			return nil, fmt.Errorf("%w: a digest pins an archive, not a %s", ErrBadSource, src.Kind)
 		}
 		if src.Digest != "" && src.Digest != req.Digest {
@@ -153,6 +156,27 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		resolved[""] = got
 		if _, err := Unpack(file, tree, in.limits()); err != nil {
 			return nil, fmt.Errorf("%s: %w", src.Ref, err)
+		}
+	case KindGit:
+		clone := filepath.Join(staging, "clone")
+		commit, err := in.gitClone(ctx, src, clone)
+		if err != nil {
+			return nil, err
+		}
+		resolved[""] = commit
+		from := clone
+		if src.Subpath != "" {
+			from = filepath.Join(clone, filepath.FromSlash(src.Subpath))
+			if st, err := os.Stat(from); err != nil || !st.IsDir() {
+				return nil, fmt.Errorf("%w: %s has no folder %s at %s", ErrBadSource, src.Ref, src.Subpath, commit)
+			}
+		}
+		archive := filepath.Join(staging, "clone.tar.gz")
+		if err := packFolder(from, archive, in.limits()); err != nil {
+			return nil, err
+		}
+		if _, err := Unpack(archive, tree, in.limits()); err != nil {
+			return nil, err
 		}
 	case KindWellKnown:
 		resolved, err = in.wellKnown(ctx, src.Ref, req, staging, tree)
@@ -236,8 +260,9 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 			if err := checkDigest(u.name+"'s content from "+e.Source, want.Digest, e.Digest); err != nil {
 				return nil, err
 			}
-			// What the lock approved stays approved, signer included.
-			e.Approved, e.Signer, e.Issuer = want.Approved, want.Signer, want.Issuer
+			// What the lock approved stays approved, signer included, and
+			// the source as the lock names it.
+			e.Approved, e.Signer, e.Issuer, e.Source = want.Approved, want.Signer, want.Issuer, want.Source
 		} else if old := lock.Find(u.name); old != nil && !req.Approve {
 			if more := caps.Beyond(old.Approved); len(more) > 0 {
 				return nil, &ApprovalError{Name: u.name, More: more}
@@ -476,8 +501,15 @@ func (in *Installer) Sync(ctx context.Context) ([]SyncStatus, error) {
 			return out, fmt.Errorf("%s: %w", e.Name, err)
 		}
 		req := Request{Source: e.Source, Skills: []string{e.Name}, locked: e}
-		if src.Kind == KindArchive || src.Kind == KindURL {
+		switch src.Kind {
+		case KindArchive, KindURL:
 			req.Digest = e.Resolved
+		case KindGit:
+			// The locked commit, not wherever the ref points now.
+			if e.Resolved != "" {
+				src.Rev = e.Resolved
+				req.Source = src.String()
+			}
 		}
 		if _, err := in.Install(ctx, req); err != nil {
 			return out, fmt.Errorf("%s: %w", e.Name, err)
