@@ -37,6 +37,9 @@ type Source struct {
 
 // String is the source's canonical form, as the lock records it.
 func (s Source) String() string {
+	if s.Kind == KindOCI {
+		return "oci://" + s.Ref
+	}
 	if s.Kind == KindGit {
 		out := "git+" + s.Ref
 		if s.Subpath != "" {
@@ -79,6 +82,8 @@ func ParseSource(ref string) (Source, error) {
 				return s, gerr
 			}
 		}
+	} else if strings.HasPrefix(ref, "oci://") {
+		return parseOCI(ref)
 	} else if s, ok, err := parseGit(ref); ok {
 		return s, err
 	}

@@ -33,6 +33,10 @@ type Installer struct {
 	// GitCABundle, when set, are the PEM certificates git sources over
 	// https:// are verified against instead of the system's.
 	GitCABundle []byte
+	// DockerConfig is the docker config file whose credentials OCI
+	// registries are given; "" is $DOCKER_CONFIG/config.json, else
+	// ~/.docker/config.json.
+	DockerConfig string
 }
 
 // Request is one install.
@@ -102,7 +106,7 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		if err := parseDigest(req.Digest); err != nil {
 			return nil, err
 		}
-		if src.Kind == KindFolder || src.Kind == KindWellKnown || src.Kind == KindGit {
+		if src.Kind == KindFolder || src.Kind == KindWellKnown || src.Kind == KindGit || src.Kind == KindOCI {
 			return nil, fmt.Errorf("%w: a digest pins an archive, not a %s", ErrBadSource, src.Kind)
 		}
 		if src.Digest != "" && src.Digest != req.Digest {
@@ -156,6 +160,16 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		resolved[""] = got
 		if _, err := Unpack(file, tree, in.limits()); err != nil {
 			return nil, fmt.Errorf("%s: %w", src.Ref, err)
+		}
+	case KindOCI:
+		file := filepath.Join(staging, "download")
+		got, err := in.ociFetch(ctx, src.Ref, file)
+		if err != nil {
+			return nil, err
+		}
+		resolved[""] = got
+		if _, err := Unpack(file, tree, in.limits()); err != nil {
+			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 	case KindGit:
 		clone := filepath.Join(staging, "clone")
@@ -504,6 +518,11 @@ func (in *Installer) Sync(ctx context.Context) ([]SyncStatus, error) {
 		switch src.Kind {
 		case KindArchive, KindURL:
 			req.Digest = e.Resolved
+		case KindOCI:
+			// The locked digest, not wherever the tag points now.
+			if e.Resolved != "" {
+				req.Source = "oci://" + ociRepository(src.Ref) + "@" + e.Resolved
+			}
 		case KindGit:
 			// The locked commit, not wherever the ref points now.
 			if e.Resolved != "" {
