@@ -18,14 +18,22 @@ func TestSkillToolsTakeAliases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// skill_get is the search family's.
+	search, err := open(t, skillhost.Config{Skills: skillhost.SkillsConfig{Tools: "search"}}).NewRun(skillhost.RunContext{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const canonical = "pack.core.api.cursor_pagination"
-	for _, tc := range []struct{ tool, args string }{
-		{"load_skill", `{"skill_name":"` + canonical + `"}`},
-		{"load_skill", `{"skill_name":"cursor-pagination"}`},
-		{"load_skill", `{"skill_name":"collect every page of a cursor-paginated API"}`},
-		{"skill_get", `{"names":["cursor-pagination"]}`},
+	for _, tc := range []struct {
+		run        *skillhost.Run
+		tool, args string
+	}{
+		{run, "load_skill", `{"skill_name":"` + canonical + `"}`},
+		{run, "load_skill", `{"skill_name":"cursor-pagination"}`},
+		{run, "load_skill", `{"skill_name":"collect every page of a cursor-paginated API"}`},
+		{search, "skill_get", `{"names":["cursor-pagination"]}`},
 	} {
-		res, err := run.Call(ctx, tc.tool, json.RawMessage(tc.args), nil)
+		res, err := tc.run.Call(ctx, tc.tool, json.RawMessage(tc.args), nil)
 		if err != nil {
 			t.Fatalf("%s %s: %v", tc.tool, tc.args, err)
 		}

@@ -30,6 +30,7 @@ func (e *Engine) builtins(cat *packs.Catalog) ([]registry.Native, error) {
 		Scope:            e.runScope,
 		Skills:           skills,
 		NoToolSearch:     e.cfg.ToolSearch.Disabled,
+		SkillTools:       e.cfg.Skills.Tools,
 		NoSkillDiscovery: e.cfg.Skills.Disabled,
 		MaxSearchResults: e.cfg.ToolSearch.MaxResults,
 	}), nil

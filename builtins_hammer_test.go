@@ -64,9 +64,11 @@ func writeSkills(t *testing.T, dir string, v int) {
 }
 
 // hammerConfig is an engine over the skills of dir, with a native tool
-// to find and a Go skill with a script, keeping its index at indexPath.
-func hammerConfig(dir, indexPath string) skillhost.Config {
+// to find and a Go skill with a script, keeping its index at indexPath,
+// whose runs have the skill tool family skillTools.
+func hammerConfig(dir, indexPath, skillTools string) skillhost.Config {
 	return skillhost.Config{
+		Skills:   skillhost.SkillsConfig{Tools: skillTools},
 		Operator: packs.DefaultConfig(), NoBundled: true, PackDirs: []string{dir}, IndexPath: indexPath,
 		Tools: []skillhost.Native{echoTool{"word_count", "Count the words of a text."}, echoTool{"web_fetch", "Fetch a web page."}},
 		GoSkills: []skillhost.Skill{{Name: "greeter", Description: "Greets people by name.", Instructions: "Run hello.",
@@ -77,16 +79,32 @@ func hammerConfig(dir, indexPath string) skillhost.Config {
 	}
 }
 
+// builtinCall is a call of a built-in tool, in an engine whose runs have
+// the skill tool family family ("" for a tool of every engine).
+type builtinCall struct{ tool, args, family string }
+
 // builtinCalls are a call of every built-in tool.
-var builtinCalls = []struct{ tool, args string }{
-	{registry.ToolSearchName, `{"query":"count the words"}`},
-	{registry.SkillSearchName, `{"query":"triage logs"}`},
-	{registry.SkillGetName, `{"names":["triage-guide","restart-service"]}`},
-	{registry.SkillListName, `{}`},
-	{registry.ListSkillsName, `{}`},
-	{registry.LoadSkillName, `{"skill_name":"triage-guide"}`},
-	{registry.ReadSkillResourceName, `{"skill_name":"triage-guide","resource_name":"references/guide.md"}`},
-	{registry.RunSkillScriptName, `{"skill_name":"greeter","script_name":"hello","args":{"name":"Ada"}}`},
+var builtinCalls = []builtinCall{
+	{registry.ToolSearchName, `{"query":"count the words"}`, ""},
+	{registry.SkillSearchName, `{"query":"triage logs"}`, registry.SkillToolsSearch},
+	{registry.SkillGetName, `{"names":["triage-guide","restart-service"]}`, registry.SkillToolsSearch},
+	{registry.SkillListName, `{}`, registry.SkillToolsSearch},
+	{registry.ListSkillsName, `{}`, registry.SkillToolsLoad},
+	{registry.LoadSkillName, `{"skill_name":"triage-guide"}`, registry.SkillToolsLoad},
+	{registry.ReadSkillResourceName, `{"skill_name":"triage-guide","resource_name":"references/guide.md"}`, registry.SkillToolsLoad},
+	{registry.RunSkillScriptName, `{"skill_name":"greeter","script_name":"hello","args":{"name":"Ada"}}`, registry.SkillToolsLoad},
+}
+
+// familyCalls are the calls of builtinCalls an engine of the skill tool
+// family family answers.
+func familyCalls(family string) []builtinCall {
+	var out []builtinCall
+	for _, c := range builtinCalls {
+		if c.family == "" || c.family == family {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // callBuiltin makes one call through the engine and turns a failed
@@ -114,10 +132,12 @@ func callBuiltin(ctx context.Context, e *skillhost.Engine, tool, args string) er
 // hammer logs every goroutine's stack. Run it with -race.
 func TestHammerBuiltins(t *testing.T) {
 	ctx := context.Background()
-	every := struct{ tool, args string }{"every built-in", ""}
-	warm := func(t *testing.T, e *skillhost.Engine) {
+	// Each family's engine, hammered with every built-in it has at once.
+	everyLoad := builtinCall{"every built-in, load family", "", registry.SkillToolsLoad}
+	everySearch := builtinCall{"every built-in, search family", "", registry.SkillToolsSearch}
+	warm := func(t *testing.T, e *skillhost.Engine, family string) {
 		t.Helper()
-		for _, c := range builtinCalls {
+		for _, c := range familyCalls(family) {
 			if err := callBuiltin(ctx, e, c.tool, c.args); err != nil {
 				t.Fatal(err)
 			}
@@ -125,21 +145,21 @@ func TestHammerBuiltins(t *testing.T) {
 	}
 	for _, cold := range []struct {
 		name string
-		cool func(t *testing.T, e *skillhost.Engine, dir, indexPath string)
+		cool func(t *testing.T, e *skillhost.Engine, family, dir, indexPath string)
 	}{
-		{"after Open", func(*testing.T, *skillhost.Engine, string, string) {}},
-		{"after Reload", func(t *testing.T, e *skillhost.Engine, dir, _ string) {
-			warm(t, e)
+		{"after Open", func(*testing.T, *skillhost.Engine, string, string, string) {}},
+		{"after Reload", func(t *testing.T, e *skillhost.Engine, family, dir, _ string) {
+			warm(t, e, family)
 			writeSkills(t, dir, 1)
 			if err := e.Reload(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"after another engine's change", func(t *testing.T, e *skillhost.Engine, _, indexPath string) {
-			warm(t, e)
+		{"after another engine's change", func(t *testing.T, e *skillhost.Engine, family, _, indexPath string) {
+			warm(t, e, family)
 			other := t.TempDir()
 			writeSkills(t, other, 2)
-			o, err := skillhost.Open(ctx, hammerConfig(other, indexPath))
+			o, err := skillhost.Open(ctx, hammerConfig(other, indexPath, family))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,18 +167,19 @@ func TestHammerBuiltins(t *testing.T) {
 		}},
 	} {
 		t.Run(cold.name, func(t *testing.T) {
-			for _, c := range append(builtinCalls[:len(builtinCalls):len(builtinCalls)], every) {
+			for _, c := range append(builtinCalls[:len(builtinCalls):len(builtinCalls)], everyLoad, everySearch) {
 				t.Run(c.tool, func(t *testing.T) {
 					dir, indexPath := t.TempDir(), filepath.Join(t.TempDir(), "index.db")
 					writeSkills(t, dir, 0)
-					e := open(t, hammerConfig(dir, indexPath))
-					cold.cool(t, e, dir, indexPath)
+					e := open(t, hammerConfig(dir, indexPath, c.family))
+					cold.cool(t, e, c.family, dir, indexPath)
 					testenv.Hammer(t, hammerCallers(), hammerWait, func(ctx context.Context, i int) error {
-						if c != every {
+						if c != everyLoad && c != everySearch {
 							return callBuiltin(ctx, e, c.tool, c.args)
 						}
-						for k := range builtinCalls {
-							bc := builtinCalls[(i+k)%len(builtinCalls)]
+						calls := familyCalls(c.family)
+						for k := range calls {
+							bc := calls[(i+k)%len(calls)]
 							if err := callBuiltin(ctx, e, bc.tool, bc.args); err != nil {
 								return err
 							}
@@ -186,7 +207,7 @@ func TestBuiltinsEndAtTheirDeadline(t *testing.T) {
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	dir, indexPath := t.TempDir(), filepath.Join(t.TempDir(), "index.db")
 	writeSkills(t, dir, 0)
-	cfg := hammerConfig(dir, indexPath)
+	cfg := hammerConfig(dir, indexPath, registry.SkillToolsLoad)
 	cfg.DefaultLimits = host.Limits{Timeout: timeout}
 	cfg.GoSkills = append(cfg.GoSkills, skillhost.Skill{Name: "stuck", Description: "A skill whose file never comes.",
 		Resources: []registry.SkillResource{{Name: "never.txt", Load: func(context.Context) ([]byte, error) {
@@ -194,14 +215,17 @@ func TestBuiltinsEndAtTheirDeadline(t *testing.T) {
 			return []byte("late"), nil
 		}}}})
 	e := open(t, cfg)
+	cfg.Skills.Tools = registry.SkillToolsSearch // skill_get's engine, on the same index
+	search := open(t, cfg)
 
 	for _, tc := range []struct {
 		name, tool, args string
+		e                *skillhost.Engine
 		hold             func(t *testing.T) (undo func())
 	}{
-		{"a resource that never comes", registry.ReadSkillResourceName, `{"skill_name":"stuck","resource_name":"never.txt"}`,
+		{"a resource that never comes", registry.ReadSkillResourceName, `{"skill_name":"stuck","resource_name":"never.txt"}`, e,
 			func(*testing.T) func() { return func() {} }},
-		{"the index locked by another process", registry.SkillGetName, `{"names":["triage-guide"]}`,
+		{"the index locked by another process", registry.SkillGetName, `{"names":["triage-guide"]}`, search,
 			func(t *testing.T) func() {
 				db, err := sql.Open("sqlite", indexPath)
 				if err != nil {
@@ -229,7 +253,7 @@ func TestBuiltinsEndAtTheirDeadline(t *testing.T) {
 			var err error
 			go func() {
 				defer close(done)
-				res, err = e.Call(ctx, tc.tool, json.RawMessage(tc.args), nil)
+				res, err = tc.e.Call(ctx, tc.tool, json.RawMessage(tc.args), nil)
 			}()
 			select {
 			case <-done:
@@ -246,7 +270,7 @@ func TestBuiltinsEndAtTheirDeadline(t *testing.T) {
 	}
 	releaseOnce.Do(func() { close(release) })
 	// The engine still answers.
-	if err := callBuiltin(ctx, e, registry.SkillGetName, `{"names":["triage-guide"]}`); err != nil {
+	if err := callBuiltin(ctx, search, registry.SkillGetName, `{"names":["triage-guide"]}`); err != nil {
 		t.Errorf("once nothing blocks: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package skillhost_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -11,8 +12,56 @@ import (
 	"github.com/skillhost/skillhost/registry"
 )
 
-// An engine's runs have skillhost's own tools from the start: the search
-// tools over the index, the skill tools over the catalog's skills and the
+// An engine's runs have one skill tool family: list_skills, load_skill,
+// read_skill_resource and run_skill_script unless Config.Skills.Tools asks
+// for skill_search, skill_get and skill_list, never both; each family
+// answers.
+func TestEngineRunsHaveOneSkillToolFamily(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		tools      string
+		want, none []string
+		call, args string
+	}{
+		{"", registry.SkillToolNames(registry.SkillToolsLoad), registry.SkillToolNames(registry.SkillToolsSearch),
+			"load_skill", `{"skill_name":"log-triage"}`},
+		{registry.SkillToolsLoad, registry.SkillToolNames(registry.SkillToolsLoad), registry.SkillToolNames(registry.SkillToolsSearch),
+			"load_skill", `{"skill_name":"log-triage"}`},
+		{registry.SkillToolsSearch, registry.SkillToolNames(registry.SkillToolsSearch), registry.SkillToolNames(registry.SkillToolsLoad),
+			"skill_get", `{"names":["log-triage"]}`},
+	} {
+		t.Run("tools="+c.tools, func(t *testing.T) {
+			e := open(t, skillhost.Config{Skills: skillhost.SkillsConfig{Tools: c.tools}})
+			run, err := e.NewRun(skillhost.RunContext{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range c.want {
+				if !run.Visible(name) {
+					t.Errorf("%s is not in a new run's catalog", name)
+				}
+			}
+			for _, name := range c.none {
+				if _, err := e.Tool(name); err == nil {
+					t.Errorf("%s is registered beside the other family", name)
+				}
+				if res, err := run.Call(ctx, name, json.RawMessage(`{}`), nil); err == nil {
+					t.Errorf("%s answers: %+v", name, res)
+				}
+			}
+			res, err := run.Call(ctx, c.call, json.RawMessage(c.args), nil)
+			if err != nil || res.IsError || !strings.Contains(string(res.Output), "log-triage") {
+				t.Errorf("%s: %+v, %v", c.call, res, err)
+			}
+		})
+	}
+	if _, err := skillhost.Open(ctx, skillhost.Config{StateDir: t.TempDir(), NoUserSources: true, Skills: skillhost.SkillsConfig{Tools: "both"}}); !errors.Is(err, skillhost.ErrBadConfig) {
+		t.Errorf("Skills.Tools both: %v, want ErrBadConfig", err)
+	}
+}
+
+// An engine's runs have skillhost's own tools from the start: tool_search
+// over the index, the skill tools over the catalog's skills and the
 // embedder's Go skills; a search shows only what the run may find.
 func TestEngineRunsHaveTheBuiltins(t *testing.T) {
 	greet := skillhost.Skill{
@@ -33,7 +82,7 @@ func TestEngineRunsHaveTheBuiltins(t *testing.T) {
 	for _, tool := range run.Tools() {
 		visible[tool.Name] = true
 	}
-	for _, name := range []string{"tool_search", "skill_search", "skill_get", "skill_list", "list_skills", "load_skill", "read_skill_resource", "run_skill_script"} {
+	for _, name := range []string{"tool_search", "list_skills", "load_skill", "read_skill_resource", "run_skill_script"} {
 		if !visible[name] {
 			t.Errorf("built-in %s is not in a new run's catalog", name)
 		}
@@ -100,7 +149,7 @@ func TestOneEventStream(t *testing.T) {
 // A Go skill is found by skill_search and read by skill_get like a file
 // skill, and replaces the file skill of its name there too.
 func TestGoSkillsAreSearchable(t *testing.T) {
-	e := open(t, skillhost.Config{GoSkills: []skillhost.Skill{
+	e := open(t, skillhost.Config{Skills: skillhost.SkillsConfig{Tools: registry.SkillToolsSearch}, GoSkills: []skillhost.Skill{
 		{Name: "invoice-audit", Description: "Audit supplier invoices against purchase orders and flag mismatched totals.",
 			Instructions: "Compare each invoice line with its purchase order."},
 		{Name: "log-triage", Description: "Triage logs the Go way.", Instructions: "Instructions written in Go."},

@@ -47,6 +47,13 @@ type ToolSearchConfig struct {
 // update_existing, pinned). The operator config's [skill_discovery]
 // section fills the fields left zero.
 type SkillsConfig struct {
+	// Tools is the skill tool family a run's model is given:
+	// registry.SkillToolsLoad ("", the default: list_skills, load_skill,
+	// read_skill_resource and run_skill_script) or
+	// registry.SkillToolsSearch (skill_search, skill_get and skill_list).
+	// The other family is not registered. The operator config's
+	// [skill_discovery] tools fills it when left "".
+	Tools string
 	// Disabled turns the model's skill discovery off: no tool named
 	// skill_search, skill_get or skill_list is registered, and
 	// Engine.Relevant and Engine.Directory return empty results. The
@@ -112,6 +119,9 @@ func withOperatorDiscovery(cfg Config, op *packs.Config) (Config, error) {
 	ex.OmitExampleDescriptions = ex.OmitExampleDescriptions || off(te.IncludeDescriptions)
 
 	sk := &cfg.Skills
+	if sk.Tools == "" {
+		sk.Tools = sd.Tools
+	}
 	sk.Disabled = sk.Disabled || off(sd.Enabled)
 	if sk.MaxTokens == 0 {
 		sk.MaxTokens = sd.MaxTokens
@@ -154,6 +164,10 @@ func checkDiscovery(cfg Config) error {
 		if _, err := time.Parse(time.DateOnly, rev); err != nil {
 			return fmt.Errorf("%w: ToolExamples.MCPRevision %q, want an MCP revision such as %q", ErrBadConfig, rev, registry.MCPRevisionAnyOutput)
 		}
+	}
+	if cfg.Skills.Tools != "" && registry.SkillToolNames(cfg.Skills.Tools) == nil {
+		return fmt.Errorf("%w: Skills.Tools %q, want %q or %q", ErrBadConfig, cfg.Skills.Tools,
+			registry.SkillToolsLoad, registry.SkillToolsSearch)
 	}
 	if n := cfg.Skills.MaxTokens; n != 0 && (n < index.MinRelevantTokens || n > index.MaxRelevantTokens) {
 		return fmt.Errorf("%w: Skills.MaxTokens %d, want %d..%d (0: %d)", ErrBadConfig, n,

@@ -32,7 +32,7 @@ func ExampleEngine_NewRun() {
 	}
 	fmt.Println(string(res.Output), run.Visible("slugify"))
 	// Output:
-	// visible: 8 deferred: true
+	// visible: 5 deferred: true
 	// {"slug":"hello-world"} true
 }
 

@@ -238,6 +238,10 @@ type ToolExamplesConfig struct {
 // SkillDiscoveryConfig is the [skill_discovery] section: engine-wide
 // skill settings, kept out of [skills], whose every table names a skill.
 type SkillDiscoveryConfig struct {
+	// Tools is the skill tool family a model is given: "load" (the
+	// default: list_skills, load_skill, read_skill_resource,
+	// run_skill_script) or "search" (skill_search, skill_get, skill_list).
+	Tools string `json:"tools,omitempty"`
 	// Enabled false removes the skill discovery tools (skill_search,
 	// skill_get, skill_list) and leaves pre-flight retrieval and the
 	// directory empty.
@@ -934,7 +938,7 @@ const (
 var (
 	toolSearchKeys     = []string{"enabled", "default_loading_mode", "always_loaded_patterns", "activation_scope", "preferred_namespaces", "rebuild_cache_on_init", "max_search_results", "fts_fallback_to_regex", "enable_incremental_index"}
 	toolExamplesKeys   = []string{"enabled", "max_examples_per_tool", "include_descriptions"}
-	skillDiscoveryKeys = []string{"enabled", "max_tokens", "redact_pii", "scope_mode", "directory", "summarize", "fts_fallback_to_regex"}
+	skillDiscoveryKeys = []string{"tools", "enabled", "max_tokens", "redact_pii", "scope_mode", "directory", "summarize", "fts_fallback_to_regex"}
 	directoryKeys      = []string{"enabled", "max_entries", "include_fields", "selection_strategy"}
 )
 
@@ -1033,6 +1037,10 @@ func (r *tomlReader) skillDiscovery(c *Config, kv tomlValue) {
 	sd := &c.SkillDiscovery
 	for _, k := range keys {
 		switch k.Key.Last() {
+		case "tools":
+			if v, ok := r.Enum(k, "load", "search"); ok {
+				sd.Tools = v
+			}
 		case "enabled":
 			if b, ok := r.Bool(k); ok {
 				sd.Enabled = &b
@@ -1423,7 +1431,7 @@ func toolExamplesTOML(te ToolExamplesConfig) map[string]any {
 }
 
 func skillDiscoveryTOML(sd SkillDiscoveryConfig) map[string]any {
-	m := setTOML(map[string]any{}, "enabled", sd.Enabled, "max_tokens", sd.MaxTokens,
+	m := setTOML(map[string]any{}, "tools", sd.Tools, "enabled", sd.Enabled, "max_tokens", sd.MaxTokens,
 		"redact_pii", sd.RedactPII, "scope_mode", sd.ScopeMode)
 	d := sd.Directory
 	if dir := setTOML(map[string]any{}, "enabled", d.Enabled, "max_entries", d.MaxEntries,

@@ -7,10 +7,11 @@ import (
 
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/registry"
 )
 
 // The bounds and values the config reader accepts are exactly those the
-// index accepts (the registry's activation scopes are checked by the
+// index and the registry accept (the registry's activation scopes are checked by the
 // engine's tests): a value the file lets through never fails
 // later, and every value they take can be written in the file.
 func TestDiscoveryConfigMatchesIndex(t *testing.T) {
@@ -49,4 +50,12 @@ func TestDiscoveryConfigMatchesIndex(t *testing.T) {
 	for _, s := range []string{packs.ScopeProject, packs.ScopeTenant, packs.ScopeGlobal} {
 		ok(fmt.Sprintf("[skill_discovery]\nscope_mode = %q\n", s))
 	}
+	for _, f := range []string{registry.SkillToolsLoad, registry.SkillToolsSearch} {
+		c, err := packs.ParseConfig(packs.ConfigFile, []byte(fmt.Sprintf("[skill_discovery]\ntools = %q\n", f)))
+		if err != nil || c.SkillDiscovery.Tools != f {
+			t.Errorf("tools = %q: %+v, %v", f, c, err)
+		}
+	}
+	bad("[skill_discovery]\ntools = \"both\"\n")
+	bad("[skill_discovery]\ntools = \"\"\n")
 }

@@ -23,10 +23,38 @@ const (
 	RunSkillScriptName    = "run_skill_script"
 )
 
-// BuiltinOptions say what the built-in tools serve. A tool whose backing
-// is missing is not built: without Index there is no tool_search,
-// skill_search, skill_get or skill_list; without Skills no list_skills,
-// load_skill, read_skill_resource or run_skill_script.
+// The skill tool families a model may be given (BuiltinOptions.SkillTools).
+// A run shows one of them, so that a model never has two ways to read the
+// same skill.
+const (
+	// SkillToolsLoad is the default family: list_skills, load_skill,
+	// read_skill_resource and run_skill_script, the progressive
+	// disclosure of the Agent Skills format (names and descriptions, then
+	// a skill's instructions, then its files and scripts).
+	SkillToolsLoad = "load"
+	// SkillToolsSearch is the family of the discovery index: skill_search,
+	// skill_get and skill_list, a ranked search over many skills and
+	// their texts fitted to a token budget, without files or scripts.
+	SkillToolsSearch = "search"
+)
+
+// SkillToolNames returns the names of the tools of a skill tool family
+// ("" means SkillToolsLoad), or nil for a name that is no family.
+func SkillToolNames(family string) []string {
+	switch family {
+	case "", SkillToolsLoad:
+		return []string{ListSkillsName, LoadSkillName, ReadSkillResourceName, RunSkillScriptName}
+	case SkillToolsSearch:
+		return []string{SkillSearchName, SkillGetName, SkillListName}
+	}
+	return nil
+}
+
+// BuiltinOptions say what the built-in tools serve. One skill tool family
+// is built (SkillTools), and a tool whose backing is missing is not: without
+// Index there is no tool_search, skill_search, skill_get or skill_list;
+// without Skills no list_skills, load_skill, read_skill_resource or
+// run_skill_script.
 type BuiltinOptions struct {
 	// Index is the discovery index the search tools read. The embedder
 	// keeps it in step with the registry (SyncTools) and the catalog's
@@ -41,6 +69,12 @@ type BuiltinOptions struct {
 	// NoToolSearch leaves tool_search out, for an operator who turned
 	// tool search off ([tool_search] enabled = false).
 	NoToolSearch bool
+	// SkillTools is the skill tool family the model is given:
+	// SkillToolsLoad ("", the default: list_skills, load_skill,
+	// read_skill_resource, run_skill_script, over Skills) or
+	// SkillToolsSearch (skill_search, skill_get, skill_list, over Index).
+	// The other family is not built. Any other value builds neither.
+	SkillTools string
 	// NoSkillDiscovery leaves skill_search, skill_get and skill_list out
 	// ([skill_discovery] enabled = false).
 	NoSkillDiscovery bool
@@ -62,9 +96,10 @@ func UsesIndex(name string) bool {
 }
 
 // Builtins returns skillhost's own tools as natives to pass as
-// Options.Builtins: tool_search, skill_search, skill_get and skill_list
-// over opts.Index, and list_skills, load_skill, read_skill_resource and
-// run_skill_script over opts.Skills. Each answers with a JSON document and
+// Options.Builtins: tool_search over opts.Index, and one skill tool family
+// (opts.SkillTools): list_skills, load_skill, read_skill_resource and
+// run_skill_script over opts.Skills, or skill_search, skill_get and
+// skill_list over opts.Index. Each answers with a JSON document and
 // reports failures as tool errors; each must be called through a Run,
 // whose visibility it applies: a search shows only tools the run may find
 // (Run.Findable), and skill texts handed back have references to other
@@ -79,14 +114,14 @@ func Builtins(opts BuiltinOptions) []Native {
 	if opts.Index != nil && !opts.NoToolSearch {
 		out = append(out, &builtin{desc: toolSearchDesc, fn: opts.toolSearch})
 	}
-	if opts.Index != nil && !opts.NoSkillDiscovery {
+	if opts.Index != nil && !opts.NoSkillDiscovery && opts.SkillTools == SkillToolsSearch {
 		out = append(out,
 			&builtin{desc: skillSearchDesc, fn: opts.skillSearch},
 			&builtin{desc: skillGetDesc, fn: opts.skillGet},
 			&builtin{desc: skillListDesc, fn: opts.skillList},
 		)
 	}
-	if s := opts.Skills; s != nil {
+	if s := opts.Skills; s != nil && (opts.SkillTools == "" || opts.SkillTools == SkillToolsLoad) {
 		out = append(out,
 			&builtin{desc: listSkillsDesc, fn: s.listSkills, set: s},
 			&builtin{desc: loadSkillDesc, fn: s.loadSkill},

@@ -21,7 +21,7 @@ func TestUsesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	with := map[string]bool{}
-	for _, n := range registry.Builtins(registry.BuiltinOptions{Index: idx, Skills: set}) {
+	for _, n := range allBuiltins(registry.BuiltinOptions{Index: idx, Skills: set}) {
 		with[n.Describe().Name] = true
 	}
 	without := map[string]bool{}

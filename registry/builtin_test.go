@@ -195,7 +195,18 @@ type biOpts struct {
 	skills     []registry.Skill
 }
 
-// biEnv is a registry with every built-in over an index and a skill set.
+// allBuiltins returns every built-in over bo's index and skill set:
+// tool_search and both skill tool families, which no engine shows side by
+// side, so that one registry tests them all.
+func allBuiltins(bo registry.BuiltinOptions) []registry.Native {
+	bo.SkillTools = registry.SkillToolsLoad
+	out := registry.Builtins(bo)
+	bo.SkillTools, bo.NoToolSearch = registry.SkillToolsSearch, true
+	return append(out, registry.Builtins(bo)...)
+}
+
+// biEnv is a registry with every built-in over an index and a skill set
+// (allBuiltins), unless biOpts.builtins picks a skill tool family.
 type biEnv struct {
 	reg *registry.Registry
 	idx *index.Store
@@ -238,7 +249,11 @@ func biSetup(t testing.TB, o biOpts) *biEnv {
 	if o.builtins != nil {
 		o.builtins(&bo)
 	}
-	opts := registry.Options{Natives: biNatives(), Builtins: registry.Builtins(bo)}
+	builtins := registry.Builtins(bo)
+	if bo.SkillTools == "" {
+		builtins = allBuiltins(bo)
+	}
+	opts := registry.Options{Natives: biNatives(), Builtins: builtins}
 	if o.withPack {
 		h, err := host.New(ctx, host.NewConfig().WithCacheDir(testenv.CacheDir()))
 		if err != nil {
@@ -429,14 +444,23 @@ func TestBuiltinDescriptions(t *testing.T) {
 	if n := len(registry.Builtins(registry.BuiltinOptions{})); n != 0 {
 		t.Errorf("Builtins without an index or skills = %d tools", n)
 	}
+	// One skill tool family: the load family unless SkillTools names the
+	// search family.
+	search := registry.SkillToolsSearch
 	for _, c := range []struct {
 		opts registry.BuiltinOptions
 		want string
 	}{
 		{registry.BuiltinOptions{Skills: e.set}, "list_skills load_skill read_skill_resource run_skill_script"},
-		{registry.BuiltinOptions{Index: e.idx}, "tool_search skill_search skill_get skill_list"},
-		{registry.BuiltinOptions{Index: e.idx, NoToolSearch: true}, "skill_search skill_get skill_list"},
-		{registry.BuiltinOptions{Index: e.idx, NoSkillDiscovery: true}, "tool_search"},
+		{registry.BuiltinOptions{Index: e.idx, Skills: e.set}, "tool_search list_skills load_skill read_skill_resource run_skill_script"},
+		{registry.BuiltinOptions{Index: e.idx, Skills: e.set, SkillTools: registry.SkillToolsLoad}, "tool_search list_skills load_skill read_skill_resource run_skill_script"},
+		{registry.BuiltinOptions{Index: e.idx, Skills: e.set, SkillTools: search}, "tool_search skill_search skill_get skill_list"},
+		{registry.BuiltinOptions{Index: e.idx, Skills: e.set, SkillTools: "both"}, "tool_search"},
+		{registry.BuiltinOptions{Index: e.idx}, "tool_search"},
+		{registry.BuiltinOptions{Skills: e.set, SkillTools: search}, ""},
+		{registry.BuiltinOptions{Index: e.idx, SkillTools: search}, "tool_search skill_search skill_get skill_list"},
+		{registry.BuiltinOptions{Index: e.idx, SkillTools: search, NoToolSearch: true}, "skill_search skill_get skill_list"},
+		{registry.BuiltinOptions{Index: e.idx, SkillTools: search, NoSkillDiscovery: true}, "tool_search"},
 	} {
 		var got []string
 		for _, b := range registry.Builtins(c.opts) {
@@ -447,7 +471,7 @@ func TestBuiltinDescriptions(t *testing.T) {
 		}
 	}
 	// A built-in called outside a run says so, as a tool error.
-	for _, b := range registry.Builtins(registry.BuiltinOptions{Index: e.idx, Skills: e.set}) {
+	for _, b := range allBuiltins(registry.BuiltinOptions{Index: e.idx, Skills: e.set}) {
 		_, err := b.Execute(context.Background(), json.RawMessage(`{}`))
 		var te *registry.ToolError
 		if !errors.As(err, &te) || te.Code != abi.CodeInternal || !strings.Contains(te.Message, "through a run") {

@@ -55,7 +55,7 @@ func TestMCPToolsMatchThePublishedSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, err := registry.New(ctx, cat, registry.Options{Host: newHost(t),
-		Builtins: registry.Builtins(registry.BuiltinOptions{Index: idx, Skills: set})})
+		Builtins: allBuiltins(registry.BuiltinOptions{Index: idx, Skills: set})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestBuiltinSchemasAreDeclaredFitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	builtins := registry.Builtins(registry.BuiltinOptions{Index: idx, Skills: set})
+	builtins := allBuiltins(registry.BuiltinOptions{Index: idx, Skills: set})
 	if len(builtins) != 8 {
 		t.Fatalf("%d built-ins, want 8", len(builtins))
 	}

@@ -772,7 +772,8 @@ func discoveryBlock(name, how string) string {
 }
 
 // SkillDiscoveryBlock returns the <skill_discovery> block telling the
-// model how to find and read skills. The bounded list of known skills is
+// model how to find and read skills with the search family of skill tools
+// (SkillToolsSearch); SkillsBlock is the load family's. The bounded list of known skills is
 // the <skill_directory> block of index.Directory.Render.
 func SkillDiscoveryBlock() string {
 	return "<skill_discovery>\n" +

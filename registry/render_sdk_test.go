@@ -251,7 +251,7 @@ func TestRenderingsMatchTheSDKs(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, err := registry.New(ctx, cat, registry.Options{Host: newHost(t),
-		Builtins: registry.Builtins(registry.BuiltinOptions{Index: idx, Skills: set})})
+		Builtins: allBuiltins(registry.BuiltinOptions{Index: idx, Skills: set})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillhost/skillhost/registry"
 	"github.com/skillhost/skillhost/server"
 )
 
@@ -431,7 +432,17 @@ func scrapeMetrics(t *testing.T, f *fixture) string {
 // alias names its own playbook. Before, aliases were resolved over every
 // tenant's playbooks, and a's load_skill by title answered not_found.
 func TestAliasesResolveInsideTheTenant(t *testing.T) {
-	f := newSkillsFixture(t, map[string]string{
+	for _, family := range skillFamilies {
+		t.Run(family, func(t *testing.T) { testAliasesResolveInsideTheTenant(t, family) })
+	}
+}
+
+func testAliasesResolveInsideTheTenant(t *testing.T, family string) {
+	read, args := "load_skill", func(alias string) map[string]any { return map[string]any{"skill_name": alias} }
+	if family == registry.SkillToolsSearch {
+		read, args = "skill_get", func(alias string) map[string]any { return map[string]any{"names": []string{alias}} }
+	}
+	f := newFamilyFixture(t, family, map[string]string{
 		"beta/deploy.skill.yaml": `name: pack.beta.deploy
 title: Deploy alpha
 description: Tenant b's own deploy, about ocelots.
@@ -453,13 +464,9 @@ steps:
 					{"a", a, "Ship it", "ocelots"},
 					{"b", b, "ocelots", "Ship it"},
 				} {
-					out, isErr := callText(t, tc.cs, "load_skill", map[string]any{"skill_name": alias})
+					out, isErr := callText(t, tc.cs, read, args(alias))
 					if isErr || !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
-						t.Errorf("%s's load_skill %q: %.300s", tc.who, alias, out)
-					}
-					out, isErr = callText(t, tc.cs, "skill_get", map[string]any{"names": []string{alias}})
-					if isErr || !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
-						t.Errorf("%s's skill_get %q: %.300s", tc.who, alias, out)
+						t.Errorf("%s's %s %q: %.300s", tc.who, read, alias, out)
 					}
 				}
 			}
@@ -471,8 +478,14 @@ steps:
 // same length) through every skill tool, resources/read and the skills
 // extension: the answers are the same but for the name.
 func TestAnotherTenantsSkillIsUnknown(t *testing.T) {
+	for _, family := range skillFamilies {
+		t.Run(family, func(t *testing.T) { testAnotherTenantsSkillIsUnknown(t, family) })
+	}
+}
+
+func testAnotherTenantsSkillIsUnknown(t *testing.T, family string) {
 	const theirs, nobodys = "beta-secret", "beta-secrex"
-	f := newSkillsFixture(t, nil)
+	f := newFamilyFixture(t, family, nil)
 	for _, version := range revisions {
 		t.Run(version, func(t *testing.T) {
 			var h map[string]string
@@ -500,6 +513,9 @@ func TestAnotherTenantsSkillIsUnknown(t *testing.T) {
 				{"resources/read of a file", "resources/read", "", `{"uri":"skill://NAME/references/plan.md"}`},
 				{"skills/get", "skills/get", "", `{"uri":"skill://NAME/SKILL.md"}`},
 			} {
+				if p.tool != "" && !ofFamily(family, p.tool) {
+					continue
+				}
 				ask := func(name string) string {
 					hdr := map[string]string{}
 					for k, v := range h {

@@ -104,9 +104,15 @@ func TestListToolsMatchesThePublishedSchemas(t *testing.T) {
 					t.Errorf("tool %s is not a valid %s Tool: %v\n%s", named.Name, rev, err, tool)
 				}
 			}
-			for _, want := range []string{"run_skill_script", "tool_search", "skill_get", "slugify", "secret_echo", "slow_wait"} {
+			for _, want := range []string{"run_skill_script", "tool_search", "load_skill", "slugify", "secret_echo", "slow_wait"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("tools/list at %s has no %s: %v", rev, want, names)
+				}
+			}
+			// One skill tool family: the search family is not listed.
+			for _, not := range []string{"skill_search", "skill_get", "skill_list"} {
+				if slices.Contains(names, not) {
+					t.Errorf("tools/list at %s has %s beside the load family: %v", rev, not, names)
 				}
 			}
 		})

@@ -27,6 +27,9 @@ const (
 
 // rankTenants gives tenant a the pack alpha and tenant b the pack beta.
 var rankTenants = `
+[skill_discovery]
+tools = "search"
+
 [server]
 shared_packs = []
 

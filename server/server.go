@@ -237,11 +237,28 @@ func (s *Server) newSession(t *tenant, id string) (*session, error) {
 			Tools: &mcp.ToolCapabilities{ListChanged: id != ""},
 		}),
 		GetSessionID: func() string { return id },
-		Instructions: "Tools are loaded on demand: call tool_search to find one that is not listed, then call it by name. Skills are found with skill_search and read with skill_get.",
+		Instructions: instructions(ss.run),
 	})
 	ss.srv.AddReceivingMiddleware(ss.middleware)
 	ss.addSkills()
 	return ss, nil
+}
+
+// instructions tells a client's model how to find tools and skills with
+// the built-ins in run's catalog: tool_search, and the one skill tool
+// family the engine gives its runs.
+func instructions(run *skillhost.Run) string {
+	var parts []string
+	if run.Visible(registry.ToolSearchName) {
+		parts = append(parts, "Tools are loaded on demand: call tool_search to find one that is not listed, then call it by name.")
+	}
+	switch {
+	case run.Visible(registry.ListSkillsName):
+		parts = append(parts, "Skills are listed with list_skills and read with load_skill.")
+	case run.Visible(registry.SkillSearchName):
+		parts = append(parts, "Skills are found with skill_search and read with skill_get.")
+	}
+	return strings.Join(parts, " ")
 }
 
 // startRun gives the session its run: the tenant's policy, grants and

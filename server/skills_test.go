@@ -110,8 +110,29 @@ type skFixture struct {
 
 // newSkillsFixture writes skillFiles (and more), opens an engine over
 // them with the operator config of skillTenants, and serves it over
-// HTTP.
+// HTTP. Its runs have the default skill tool family.
 func newSkillsFixture(t *testing.T, more map[string]string, goSkills ...skillhost.Skill) *skFixture {
+	t.Helper()
+	return newFamilyFixture(t, "", more, goSkills...)
+}
+
+// skillFamilies are the skill tool families an engine may give its runs.
+var skillFamilies = []string{registry.SkillToolsLoad, registry.SkillToolsSearch}
+
+// ofFamily reports whether a run of the skill tool family family has
+// tool: a tool of no family, or one of family's.
+func ofFamily(family, tool string) bool {
+	for _, f := range skillFamilies {
+		if f != family && slices.Contains(registry.SkillToolNames(f), tool) {
+			return false
+		}
+	}
+	return true
+}
+
+// newFamilyFixture is newSkillsFixture for an engine whose runs have the
+// skill tool family family.
+func newFamilyFixture(t *testing.T, family string, more map[string]string, goSkills ...skillhost.Skill) *skFixture {
 	t.Helper()
 	dir := t.TempDir()
 	for _, files := range []map[string]string{skillFiles, more} {
@@ -134,7 +155,8 @@ func newSkillsFixture(t *testing.T, more map[string]string, goSkills ...skillhos
 		sources = append(sources, filepath.Join(dir, s))
 	}
 	e, err := skillhost.Open(context.Background(), skillhost.Config{Operator: cfg, StateDir: testenv.StateDir(),
-		IndexPath: filepath.Join(dir, "index.db"), NoBundled: true, NoUserSources: true, PackDirs: sources, GoSkills: goSkills})
+		IndexPath: filepath.Join(dir, "index.db"), NoBundled: true, NoUserSources: true, PackDirs: sources, GoSkills: goSkills,
+		Skills: skillhost.SkillsConfig{Tools: family}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,10 +646,16 @@ func callText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 // No skill tool shows a tenant another tenant's skills, nor a hidden
 // pack's: skill_search (each search type), skill_get, skill_list,
-// list_skills, load_skill, read_skill_resource and run_skill_script; the
-// owner sees them.
+// list_skills, load_skill, read_skill_resource and run_skill_script, each
+// family in an engine of its own; the owner sees them.
 func TestSkillToolsTenantIsolation(t *testing.T) {
-	f := newSkillsFixture(t, nil)
+	for _, family := range skillFamilies {
+		t.Run(family, func(t *testing.T) { testSkillToolsTenantIsolation(t, family) })
+	}
+}
+
+func testSkillToolsTenantIsolation(t *testing.T, family string) {
+	f := newFamilyFixture(t, family, nil)
 	type probe struct {
 		tool string
 		args map[string]any
@@ -663,6 +691,9 @@ func TestSkillToolsTenantIsolation(t *testing.T) {
 				{"b reading the hidden pack's", b, "hidden-notes", "quokkas", "quokkas", false, nil},
 			} {
 				for _, p := range probes(tc.skill, tc.word) {
+					if !ofFamily(family, p.tool) {
+						continue
+					}
 					out, _ := callText(t, tc.cs, p.tool, p.args)
 					out = withoutEcho(out)
 					if strings.Contains(out, tc.skill) && !strings.Contains(out, "skill not found") || strings.Contains(out, tc.secret) {
@@ -673,12 +704,18 @@ func TestSkillToolsTenantIsolation(t *testing.T) {
 					continue
 				}
 				// The owner's control: the same search finds it.
-				if out, _ := callText(t, tc.ownerSession, "skill_search", map[string]any{"query": tc.word}); !strings.Contains(out, tc.skill) {
-					t.Errorf("the owner's skill_search %q does not find %s: %.300s", tc.word, tc.skill, out)
+				if family == registry.SkillToolsSearch {
+					if out, _ := callText(t, tc.ownerSession, "skill_search", map[string]any{"query": tc.word}); !strings.Contains(out, tc.skill) {
+						t.Errorf("the owner's skill_search %q does not find %s: %.300s", tc.word, tc.skill, out)
+					}
+					continue
 				}
 				if out, isErr := callText(t, tc.ownerSession, "load_skill", map[string]any{"skill_name": tc.skill}); isErr || !strings.Contains(out, tc.word) {
 					t.Errorf("the owner's load_skill %s: %.300s", tc.skill, out)
 				}
+			}
+			if family == registry.SkillToolsSearch {
+				return
 			}
 			out, isErr := callText(t, b, "read_skill_resource", map[string]any{"skill_name": "beta-secret", "resource_name": "references/plan.md"})
 			if isErr || !strings.Contains(out, "zebra-orchid") {
@@ -860,5 +897,22 @@ func TestSkillChangedSinceLoad(t *testing.T) {
 	rs, _ := listURIs(t, cs)
 	if slices.ContainsFunc(rs, func(r *mcp.Resource) bool { return strings.HasPrefix(r.URI, "skill://alpha-guide/") }) {
 		t.Errorf("resources/list still lists the changed skill: %v", uris(rs))
+	}
+}
+
+// A session's instructions name the skill tool family its runs have, and
+// only that one.
+func TestInstructionsNameTheSkillToolFamily(t *testing.T) {
+	for _, c := range []struct{ family, want, not string }{
+		{registry.SkillToolsLoad, "load_skill", "skill_search"},
+		{registry.SkillToolsSearch, "skill_search", "load_skill"},
+	} {
+		t.Run(c.family, func(t *testing.T) {
+			cs := newFamilyFixture(t, c.family, nil).connect(t, skKeyA, stateful)
+			got := cs.InitializeResult().Instructions
+			if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
+				t.Errorf("instructions %q, want %s and not %s", got, c.want, c.not)
+			}
+		})
 	}
 }

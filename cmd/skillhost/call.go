@@ -213,6 +213,10 @@ func callTool(ctx context.Context, g *globals, cf *callFlags, name string, posit
 	// it needs no cache either.
 	e, err := openEngine(ctx, g, func(cfg *skillhost.Config) {
 		cfg.NoIndex = !registry.UsesIndex(name)
+		// A call names its tool: one of the search family gets that family.
+		if slices.Contains(registry.SkillToolNames(registry.SkillToolsSearch), name) {
+			cfg.Skills.Tools = registry.SkillToolsSearch
+		}
 		cfg.NoCache = cf.dryRun
 		// One call: each module is compiled only as that call runs it,
 		// with the tick check unless the flags set a fuel limit.

@@ -130,7 +130,7 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 				t.Error("run_skill_script is listed without its output schema")
 			}
 		}
-		for _, want := range []string{"run_skill_script", "tool_search", "skill_get", "list_skills", "slugify", "word_count", "http_fetch"} {
+		for _, want := range []string{"run_skill_script", "tool_search", "load_skill", "list_skills", "slugify", "word_count", "http_fetch"} {
 			if !slices.Contains(names, want) {
 				t.Errorf("listed %v; want %s among them", names, want)
 			}
