@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
 
@@ -57,6 +58,36 @@ func TestEngineRunsHaveOneSkillToolFamily(t *testing.T) {
 	}
 	if _, err := skillhost.Open(ctx, skillhost.Config{StateDir: t.TempDir(), NoUserSources: true, Skills: skillhost.SkillsConfig{Tools: "both"}}); !errors.Is(err, skillhost.ErrBadConfig) {
 		t.Errorf("Skills.Tools both: %v, want ErrBadConfig", err)
+	}
+}
+
+// [skill_discovery] tools picks the family when the embedder leaves
+// Config.Skills.Tools empty; the embedder's choice wins over the file's.
+func TestSkillToolsFromTheOperatorConfig(t *testing.T) {
+	op, err := packs.ParseConfig(packs.ConfigFile, []byte("[skill_discovery]\ntools = \"search\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ embedder, want string }{
+		{"", registry.SkillSearchName},
+		{registry.SkillToolsLoad, registry.LoadSkillName},
+		{registry.SkillToolsSearch, registry.SkillSearchName},
+	} {
+		e := open(t, skillhost.Config{Operator: op, Skills: skillhost.SkillsConfig{Tools: c.embedder}})
+		names := []string{}
+		for _, tl := range e.Tools() {
+			names = append(names, tl.Name)
+		}
+		if _, err := e.Tool(c.want); err != nil {
+			t.Errorf("file search, Config %q: no %s in %v", c.embedder, c.want, names)
+		}
+		other := registry.LoadSkillName
+		if c.want == other {
+			other = registry.SkillSearchName
+		}
+		if _, err := e.Tool(other); err == nil {
+			t.Errorf("file search, Config %q: %s beside %s", c.embedder, other, c.want)
+		}
 	}
 }
 
