@@ -129,7 +129,9 @@ type keypair struct {
 
 var _ sgsign.Keypair = (*keypair)(nil)
 
-func (p *keypair) GetHashAlgorithm() protocommon.HashAlgorithm { return protocommon.HashAlgorithm_SHA2_256 }
+func (p *keypair) GetHashAlgorithm() protocommon.HashAlgorithm {
+	return protocommon.HashAlgorithm_SHA2_256
+}
 func (p *keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
 	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
 }
