@@ -5,7 +5,8 @@
 // module's imports (anything the host does not provide is refused, naming
 // the import), verifies an optional sha256 pin and compiles it once per
 // content hash, optionally through an on-disk compilation cache. A Module is
-// safe for concurrent use; Module.Call runs one export in a fresh instance
+// safe for concurrent use; Module.Call runs one export from fresh state (an
+// instance restored from a snapshot of the initialised guest, or a new one)
 // under a Grant — filesystem mounts, HTTP hosts, env vars, config values,
 // the tools and services it may call, and Limits (timeout, memory, output,
 // log, var, kernel-memory, HTTP response, mount write and open-file caps).

@@ -14,10 +14,14 @@ import (
 	"github.com/skillhost/skillhost/abi"
 )
 
-// Module is a compiled guest module. It is safe for concurrent use: each
-// Call runs in a fresh instance of its own, so nothing one call writes
-// (linear memory, globals, vars, kernel memory) is visible to the next.
-// For trusted modules that keep state between calls, see NewPool.
+// Module is a compiled guest module. It is safe for concurrent use, and
+// every Call starts from fresh state: nothing one call writes (linear
+// memory, globals, vars, kernel memory, WASI descriptors) is visible to
+// the next. Calls are served by pooled instances, one call at a time each,
+// restored after every call from a snapshot taken after the guest's
+// initialisation; a module whose state a snapshot cannot hold gets a new
+// instance per call (see Call). For trusted modules that keep state
+// between calls, see NewPool.
 type Module struct {
 	h    *Host
 	name string
@@ -164,8 +168,15 @@ func countsFuel(limits Limits, opts *CallOptions) bool {
 	return limits.MaxFuel > 0 || opts.CountFuel
 }
 
-// Call runs export in a fresh instance with input as the Extism input and
-// returns its output. A failure of the guest (error_set, a non-zero code, a
+// Call runs export with input as the Extism input and returns its output,
+// from fresh state. For a module whose state a snapshot holds (metered,
+// with only numeric mutable globals and no writes outside its memory), the
+// call runs in a pooled instance of its grant's profile (mounts, env, memory
+// cap), restored to the snapshot taken after the guest's initialisation
+// (and its warm-up calls, LoadOptions.Warmup) once the previous call ended,
+// or in a new instance that adopts that snapshot; any other module, or one
+// loaded with LoadOptions.Once, runs in a new instance that runs its
+// initialisers. A failure of the guest (error_set, a non-zero code, a
 // trap, a timeout, a limit, a denied capability) is a *CallError that
 // matches the sentinels with errors.Is; the Result is always non-nil.
 func (m *Module) Call(ctx context.Context, export string, input []byte, opts *CallOptions) (*Result, error) {

@@ -16,7 +16,7 @@ import (
 // What a pool does not isolate: linear memory, globals and vars persist from
 // one call to the next in the same instance, so one caller can see what
 // another left behind. Use pools only for modules you trust with all their
-// callers' data; Module.Call gives every call a fresh instance. What a pool
+// callers' data; Module.Call gives every call fresh state. What a pool
 // still isolates: kernel memory (input, output, error) is reset and zeroed
 // per call, the WASI descriptor table is as the instance began (an instance
 // whose call closed a preopen or left a file open is discarded),

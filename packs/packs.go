@@ -1,6 +1,19 @@
-// Package packs reads skill packs: a folder (on disk or embedded) with a
-// pack.yaml manifest naming the pack and the Wasm modules it brings, each
-// with the tools it exports, the capabilities it requests and its limits.
+// Package packs reads what is on disk: skills, packs and the operator's
+// configuration, from folders on disk or embedded.
+//
+// A source (SourceSpec: bundled, installed, user, workspace) is a folder
+// of skills and packs. A skill is an Agent Skills folder with a SKILL.md
+// (ParseSkillMD) or a playbook file, *.skill.{md,yaml,yml,json,jsonl}
+// (ParsePlaybook); a pack is a folder with a pack.yaml manifest (Parse)
+// naming the Wasm modules it brings, the tools each exports (read from the
+// module's exports or declared in the manifest), the capabilities it
+// requests and its limits. LoadCatalog reads the sources in precedence
+// order into one Catalog, a later source overriding an earlier one by
+// name. ParseConfig reads skillhost.toml: sources, grants per pack, skill
+// settings, limits and the other sections it reads or hands to the
+// packages that own them. Manifests and skill files are checked against
+// the JSON Schemas shipped in the package (schemas/), and every problem of
+// every file names its file, line and field.
 //
 // The package only reads and validates; it runs nothing. Module bytes are
 // read through the pack's fs.FS and handed to the host by the caller.
