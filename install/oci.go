@@ -172,6 +172,17 @@ func (in *Installer) Push(ctx context.Context, file, ref string) (string, error)
 	if err := repo.PushReference(ctx, d, bytes.NewReader(b), r.Reference); err != nil {
 		return "", fmt.Errorf("install: pushing to %s: %w", src.Ref, err)
 	}
+	// A detached signature beside the archive goes along, attached to the
+	// pack's manifest.
+	bundle, err := localBundle(file)
+	if err != nil {
+		return "", err
+	}
+	if bundle != nil {
+		if err := attachBundle(ctx, repo, packDesc, bundle); err != nil {
+			return "", fmt.Errorf("install: attaching %s%s to %s: %w", file, BundleSuffix, src.Ref, err)
+		}
+	}
 	return d.Digest.String(), nil
 }
 
@@ -218,18 +229,19 @@ func archiveModules(data []byte, lim ArchiveLimits) ([]module, error) {
 // ociFetch fetches the pack archive that ref names into file and returns
 // the digest of what the reference resolved to (an index, or a pack
 // manifest pushed by another tool).
-func (in *Installer) ociFetch(ctx context.Context, ref, file string) (string, error) {
+func (in *Installer) ociFetch(ctx context.Context, ref, file string) (string, ocispec.Descriptor, error) {
+	var none ocispec.Descriptor
 	repo, err := in.repository(ref)
 	if err != nil {
-		return "", err
+		return "", none, err
 	}
 	r, _ := registry.ParseReference(ref)
 	root, err := repo.Resolve(ctx, r.Reference)
 	if err != nil {
-		return "", fmt.Errorf("install: resolving %s: %w", ref, err)
+		return "", none, fmt.Errorf("install: resolving %s: %w", ref, err)
 	}
 	if strings.HasPrefix(r.Reference, "sha256:") && root.Digest.String() != r.Reference {
-		return "", fmt.Errorf("%w: %s resolved to %s", ErrDigestMismatch, ref, root.Digest)
+		return "", none, fmt.Errorf("%w: %s resolved to %s", ErrDigestMismatch, ref, root.Digest)
 	}
 	fetch := func(d ocispec.Descriptor, limit int64) ([]byte, error) {
 		if d.Size > limit || d.Size < 0 {
@@ -248,11 +260,11 @@ func (in *Installer) ociFetch(ctx context.Context, ref, file string) (string, er
 	if root.MediaType == ocispec.MediaTypeImageIndex {
 		b, err := fetch(root, maxManifestBytes)
 		if err != nil {
-			return "", err
+			return "", none, err
 		}
 		var idx ocispec.Index
 		if err := json.Unmarshal(b, &idx); err != nil {
-			return "", fmt.Errorf("%w: %s: the index: %v", ErrBadSource, ref, err)
+			return "", none, fmt.Errorf("%w: %s: the index: %v", ErrBadSource, ref, err)
 		}
 		found := false
 		for _, m := range idx.Manifests {
@@ -262,19 +274,19 @@ func (in *Installer) ociFetch(ctx context.Context, ref, file string) (string, er
 			}
 		}
 		if !found {
-			return "", fmt.Errorf("%w: %s holds no skillhost pack (artifact type %s)", ErrBadSource, ref, ArtifactType)
+			return "", none, fmt.Errorf("%w: %s holds no skillhost pack (artifact type %s)", ErrBadSource, ref, ArtifactType)
 		}
 	}
 	b, err := fetch(manifestDesc, maxManifestBytes)
 	if err != nil {
-		return "", err
+		return "", none, err
 	}
 	var m ocispec.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return "", fmt.Errorf("%w: %s: the manifest: %v", ErrBadSource, ref, err)
+		return "", none, fmt.Errorf("%w: %s: the manifest: %v", ErrBadSource, ref, err)
 	}
 	if m.ArtifactType != ArtifactType {
-		return "", fmt.Errorf("%w: %s is a %q artifact, not a skillhost pack (%s)", ErrBadSource, ref, m.ArtifactType, ArtifactType)
+		return "", none, fmt.Errorf("%w: %s is a %q artifact, not a skillhost pack (%s)", ErrBadSource, ref, m.ArtifactType, ArtifactType)
 	}
 	for _, l := range m.Layers {
 		if l.MediaType != PackLayerType {
@@ -282,14 +294,14 @@ func (in *Installer) ociFetch(ctx context.Context, ref, file string) (string, er
 		}
 		data, err := fetch(l, in.limits().MaxBytes)
 		if err != nil {
-			return "", err
+			return "", none, err
 		}
 		if err := os.WriteFile(file, data, 0o600); err != nil {
-			return "", err
+			return "", none, err
 		}
-		return root.Digest.String(), nil
+		return root.Digest.String(), manifestDesc, nil
 	}
-	return "", fmt.Errorf("%w: %s has no %s layer", ErrBadSource, ref, PackLayerType)
+	return "", none, fmt.Errorf("%w: %s has no %s layer", ErrBadSource, ref, PackLayerType)
 }
 
 // readBounded reads file, refusing one larger than limit.

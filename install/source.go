@@ -194,7 +194,7 @@ const maxIndexBytes = 4 << 20
 // wellKnown fetches the site's index and each skill req names (or every
 // one with all) into tree, each skill in a folder of its name, and
 // returns the digests of what it fetched by skill name.
-func (in *Installer) wellKnown(ctx context.Context, site string, req Request, tmp, tree string) (map[string]string, error) {
+func (in *Installer) wellKnown(ctx context.Context, site string, req Request, tmp, tree string, signed func(key, what, file string, bundle []byte) error) (map[string]string, error) {
 	base, err := url.Parse(strings.TrimSuffix(site, "/") + "/.well-known/agent-skills/index.json")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrBadSource, site, err)
@@ -244,6 +244,13 @@ func (in *Installer) wellKnown(ctx context.Context, site string, req Request, tm
 			return nil, err
 		}
 		if err := checkDigest(fmt.Sprintf("skill %q from %s", s.Name, ref), s.Digest, got); err != nil {
+			return nil, err
+		}
+		bundle, err := in.remoteBundle(ctx, ref.String())
+		if err != nil {
+			return nil, err
+		}
+		if err := signed(s.Name, fmt.Sprintf("skill %q from %s", s.Name, ref), file, bundle); err != nil {
 			return nil, err
 		}
 		dest := filepath.Join(tree, s.Name)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillhost/skillhost/install/sign"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -37,6 +38,9 @@ type Installer struct {
 	// registries are given; "" is $DOCKER_CONFIG/config.json, else
 	// ~/.docker/config.json.
 	DockerConfig string
+	// Policy is what the installer trusts and requires; nil trusts no
+	// signer and requires no signature.
+	Policy *Policy
 }
 
 // Request is one install.
@@ -114,6 +118,9 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		}
 		src.Digest = req.Digest
 	}
+	if err := in.Policy.allowed(src); err != nil {
+		return nil, err
+	}
 	unlock, err := in.lockDir()
 	if err != nil {
 		return nil, err
@@ -131,6 +138,27 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 	// resolved pins what was fetched: one digest for the whole source,
 	// or one per skill of a well-known index.
 	resolved := map[string]string{}
+	// signers are who signed what was fetched, by the same keys.
+	signers := map[string]*sign.Signer{}
+	signed := func(key, what string, artifactFile string, bundle []byte) error {
+		var artifact []byte
+		if bundle != nil {
+			if artifactFile == "" {
+				return fmt.Errorf("%w: %s: a signature but nothing it signs", ErrBadSource, what)
+			}
+			b, err := readBounded(artifactFile, in.limits().MaxBytes)
+			if err != nil {
+				return err
+			}
+			artifact = b
+		}
+		s, err := in.Policy.checkSignature(what, src.Kind, artifact, bundle)
+		if err != nil {
+			return err
+		}
+		signers[key] = s
+		return nil
+	}
 	switch src.Kind {
 	case KindFolder:
 		archive := filepath.Join(staging, "folder.tar.gz")
@@ -158,21 +186,43 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 			}
 		}
 		resolved[""] = got
+		var bundle []byte
+		if src.Kind == KindURL {
+			bundle, err = in.remoteBundle(ctx, src.Ref)
+		} else {
+			bundle, err = localBundle(file)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := signed("", src.Ref, file, bundle); err != nil {
+			return nil, err
+		}
 		if _, err := Unpack(file, tree, in.limits()); err != nil {
 			return nil, fmt.Errorf("%s: %w", src.Ref, err)
 		}
 	case KindOCI:
 		file := filepath.Join(staging, "download")
-		got, err := in.ociFetch(ctx, src.Ref, file)
+		got, manifest, err := in.ociFetch(ctx, src.Ref, file)
 		if err != nil {
 			return nil, err
 		}
 		resolved[""] = got
+		bundle, err := in.ociBundle(ctx, src.Ref, manifest)
+		if err != nil {
+			return nil, err
+		}
+		if err := signed("", src.String(), file, bundle); err != nil {
+			return nil, err
+		}
 		if _, err := Unpack(file, tree, in.limits()); err != nil {
 			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 	case KindGit:
 		clone := filepath.Join(staging, "clone")
+		if err := signed("", src.String(), "", nil); err != nil {
+			return nil, err
+		}
 		commit, err := in.gitClone(ctx, src, clone)
 		if err != nil {
 			return nil, err
@@ -193,7 +243,7 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 			return nil, err
 		}
 	case KindWellKnown:
-		resolved, err = in.wellKnown(ctx, src.Ref, req, staging, tree)
+		resolved, err = in.wellKnown(ctx, src.Ref, req, staging, tree, signed)
 		if err != nil {
 			return nil, err
 		}
@@ -267,6 +317,13 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 		} else {
 			e.Resolved = resolved[""]
 		}
+		sg, ok := signers[u.name]
+		if !ok {
+			sg = signers[""]
+		}
+		if sg != nil {
+			e.Signer, e.Issuer = sg.Identity, sg.Issuer
+		}
 		if want := req.locked; want != nil {
 			if want.Resolved != "" && e.Resolved != want.Resolved {
 				return nil, fmt.Errorf("%w: %s: the source now gives %s; the lock has %s", ErrDigestMismatch, u.name, e.Resolved, want.Resolved)
@@ -274,11 +331,18 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 			if err := checkDigest(u.name+"'s content from "+e.Source, want.Digest, e.Digest); err != nil {
 				return nil, err
 			}
+			if e.Signer != want.Signer || e.Issuer != want.Issuer {
+				return nil, fmt.Errorf("%w: %s is now signed by %s; the lock has %s", sign.ErrUntrusted, u.name, signerName(e.Signer, e.Issuer), signerName(want.Signer, want.Issuer))
+			}
 			// What the lock approved stays approved, signer included, and
 			// the source as the lock names it.
 			e.Approved, e.Signer, e.Issuer, e.Source = want.Approved, want.Signer, want.Issuer, want.Source
 		} else if old := lock.Find(u.name); old != nil && !req.Approve {
-			if more := caps.Beyond(old.Approved); len(more) > 0 {
+			more := caps.Beyond(old.Approved)
+			if e.Signer != old.Signer || e.Issuer != old.Issuer {
+				more = append(more, fmt.Sprintf("signer %s (approved %s)", signerName(e.Signer, e.Issuer), signerName(old.Signer, old.Issuer)))
+			}
+			if len(more) > 0 {
 				return nil, &ApprovalError{Name: u.name, More: more}
 			}
 		}
@@ -536,4 +600,15 @@ func (in *Installer) Sync(ctx context.Context) ([]SyncStatus, error) {
 		out = append(out, SyncStatus{Name: e.Name, Action: "installed"})
 	}
 	return out, nil
+}
+
+// signerName says who signed, for messages: "no one" when unsigned.
+func signerName(identity, issuer string) string {
+	switch {
+	case identity == "":
+		return "no one (unsigned)"
+	case issuer != "":
+		return identity + " (issuer " + issuer + ")"
+	}
+	return "key " + identity
 }
