@@ -29,7 +29,7 @@ func (e *Engine) builtins(cat *packs.Catalog) ([]registry.Native, error) {
 		Index:            e.idx,
 		Scope:            e.runScope,
 		Skills:           skills,
-		NoToolSearch:     e.cfg.ToolSearch.Disabled,
+		NoToolSearch:     !e.cfg.ToolSearch.On(),
 		SkillTools:       e.cfg.Skills.Tools,
 		NoSkillDiscovery: e.cfg.Skills.Disabled,
 		MaxSearchResults: e.cfg.ToolSearch.MaxResults,

@@ -66,8 +66,8 @@ func (e *Engine) indexOptions() *index.Options {
 // generation: rewritten whole when the operator asks, else by record hash.
 func (e *Engine) syncOpenedIndex(ctx context.Context, l *loaded) error {
 	idx := e.idx
-	if e.cfg.ToolSearch.RebuildIndex {
-		if _, err := idx.RebuildTools(ctx, indexTools(l.reg, e.cfg.ToolExamples.MaxExamples)); err != nil {
+	if e.cfg.ToolSearch.Rebuild() {
+		if _, err := idx.RebuildTools(ctx, indexTools(l.reg, e.RenderOptions().MaxExamples)); err != nil {
 			return fmt.Errorf("rebuilding the tool index: %w", err)
 		}
 	}
@@ -80,7 +80,7 @@ func (e *Engine) syncIndex(ctx context.Context, l *loaded) error {
 	if e.idx == nil {
 		return nil
 	}
-	if _, err := e.idx.SyncTools(ctx, indexTools(l.reg, e.cfg.ToolExamples.MaxExamples)); err != nil {
+	if _, err := e.idx.SyncTools(ctx, indexTools(l.reg, e.RenderOptions().MaxExamples)); err != nil {
 		return fmt.Errorf("indexing tools: %w", err)
 	}
 	return e.syncSkills(ctx, l)
@@ -421,7 +421,7 @@ func (e *Engine) RebuildIndex(ctx context.Context) (index.SyncReport, error) {
 	if err != nil {
 		return index.SyncReport{}, err
 	}
-	return idx.RebuildTools(ctx, indexTools(e.now().reg, e.cfg.ToolExamples.MaxExamples))
+	return idx.RebuildTools(ctx, indexTools(e.now().reg, e.RenderOptions().MaxExamples))
 }
 
 // PackReports says what loading each pack's skills into the index did.

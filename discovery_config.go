@@ -1,11 +1,13 @@
 package skillhost
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/skillhost/skillhost/index"
+	"github.com/skillhost/skillhost/internal/confwalk"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 )
@@ -20,27 +22,6 @@ var ErrBadConfig = registry.ErrBadConfig
 // tool's examples and which features of each API they use; see
 // registry.RenderOptions.
 type RenderOptions = registry.RenderOptions
-
-// ToolSearchConfig configures tool search, with Config.Catalog (loading
-// mode, always-loaded patterns, activation scope) and Config.Index
-// (preferred namespaces). The operator config's [tool_search] section
-// fills the fields left zero.
-type ToolSearchConfig struct {
-	// Disabled turns tool search off: every tool is in every run's
-	// catalog from the start (as if Catalog.AlwaysLoaded held "*"), and
-	// no tool named tool_search is registered. Engine.SearchTools still
-	// answers the embedder.
-	Disabled bool
-	// MaxResults caps the tools one search returns, 1 to index.MaxLimit:
-	// a query asking for more gets MaxResults, one asking for none the
-	// smaller of index.DefaultLimit and MaxResults. 0 means no cap below
-	// index.MaxLimit.
-	MaxResults int
-	// RebuildIndex rewrites the tool index when the engine opens, instead
-	// of updating the records whose hash changed (Engine.RebuildIndex at
-	// Open).
-	RebuildIndex bool
-}
 
 // SkillsConfig configures skill discovery, with Config.Index (redaction)
 // and the operator config's [packs.<name>] sections (scope_mode,
@@ -76,47 +57,37 @@ type SkillsConfig struct {
 	DisableDirectory bool
 }
 
-// withOperatorDiscovery returns cfg with the discovery settings of the
-// operator config op filled in where cfg leaves them zero, as
-// DefaultLimits are filled from [limits]: a field the embedder sets wins
-// over the file. It checks the result.
-func withOperatorDiscovery(cfg Config, op *packs.Config) (Config, error) {
-	ts, te, sd := op.ToolSearch, op.ToolExamples, op.SkillDiscovery
+// withOperatorSections returns cfg with the sections of the operator
+// config op that the layers below own read into their types and filled in
+// where cfg leaves them zero (confwalk.Fill): a field the embedder sets
+// wins over the file, a switch set to false included. Each owner checks
+// the result.
+func withOperatorSections(cfg Config, op *packs.Config) (Config, error) {
+	var ts registry.ToolSearchConfig
+	var ex registry.ExamplesConfig
+	if err := errors.Join(op.Section("tool_search", &ts), op.Section("tool_examples", &ex)); err != nil {
+		return cfg, err
+	}
+	confwalk.Fill(&cfg.ToolSearch, ts)
+	confwalk.Fill(&cfg.ToolExamples, ex)
+	if err := cfg.ToolSearch.Validate(); err != nil {
+		return cfg, fmt.Errorf("Config.ToolSearch: %w", err)
+	}
+	if err := cfg.ToolExamples.Validate(); err != nil {
+		return cfg, fmt.Errorf("Config.ToolExamples: %w", err)
+	}
+	sd := op.SkillDiscovery
 	off := func(b *bool) bool { return b != nil && !*b }
-	on := func(b *bool) bool { return b != nil && *b }
-
-	cat := &cfg.Catalog
-	if cat.DefaultLoading == "" {
-		cat.DefaultLoading = ts.DefaultLoading
-	}
-	if len(cat.AlwaysLoaded) == 0 {
-		cat.AlwaysLoaded = slices.Clone(ts.AlwaysLoaded)
-	}
-	if cat.ActivationScope == "" {
-		cat.ActivationScope = ts.ActivationScope
-	}
-	cfg.ToolSearch.Disabled = cfg.ToolSearch.Disabled || off(ts.Enabled)
-	if cfg.ToolSearch.MaxResults == 0 {
-		cfg.ToolSearch.MaxResults = ts.MaxResults
-	}
-	cfg.ToolSearch.RebuildIndex = cfg.ToolSearch.RebuildIndex || ts.RebuildOnOpen
 
 	idx := index.Options{}
 	if cfg.Index != nil {
 		idx = *cfg.Index
 	}
 	if len(idx.PreferredNamespaces) == 0 {
-		idx.PreferredNamespaces = slices.Clone(ts.PreferredNamespaces)
+		idx.PreferredNamespaces = slices.Clone(cfg.ToolSearch.PreferredNamespaces)
 	}
 	idx.DisableRedaction = idx.DisableRedaction || off(sd.RedactPII)
 	cfg.Index = &idx
-
-	ex := &cfg.ToolExamples
-	ex.Examples = ex.Examples || on(te.Enabled)
-	if ex.MaxExamples == 0 {
-		ex.MaxExamples = te.MaxPerTool
-	}
-	ex.OmitExampleDescriptions = ex.OmitExampleDescriptions || off(te.IncludeDescriptions)
 
 	sk := &cfg.Skills
 	if sk.Tools == "" {
@@ -138,12 +109,9 @@ func withOperatorDiscovery(cfg Config, op *packs.Config) (Config, error) {
 	}
 	sk.DisableDirectory = sk.DisableDirectory || off(sd.Directory.Enabled)
 
-	// Switched off: every tool in view, and the model's discovery tools
-	// gone from the registry.
-	if cfg.ToolSearch.Disabled {
-		cat.AlwaysLoaded = append(slices.Clip(cat.AlwaysLoaded), "*")
-		cfg.ToolPolicy.Deny = append(slices.Clip(cfg.ToolPolicy.Deny), registry.ToolSearchName)
-	}
+	// Switched off: the model's skill discovery tools gone from the
+	// registry. (Tool search switched off, the registry puts every tool in
+	// view and keeps no tool_search.)
 	if sk.Disabled {
 		cfg.ToolPolicy.Deny = append(slices.Clip(cfg.ToolPolicy.Deny),
 			registry.SkillSearchName, registry.SkillGetName, registry.SkillListName)
@@ -154,15 +122,12 @@ func withOperatorDiscovery(cfg Config, op *packs.Config) (Config, error) {
 // checkDiscovery reports the discovery settings no request could use.
 // The catalog settings are checked by the registry.
 func checkDiscovery(cfg Config) error {
-	if n := cfg.ToolSearch.MaxResults; n < 0 || n > index.MaxLimit {
-		return fmt.Errorf("%w: ToolSearch.MaxResults %d, want 1..%d (0: no cap)", ErrBadConfig, n, index.MaxLimit)
+	if n := cfg.Render.MaxExamples; n < 0 {
+		return fmt.Errorf("%w: Render.MaxExamples %d, want at least 1 (0: %d)", ErrBadConfig, n, registry.DefaultMaxExamples)
 	}
-	if n := cfg.ToolExamples.MaxExamples; n < 0 {
-		return fmt.Errorf("%w: ToolExamples.MaxExamples %d, want at least 1 (0: %d)", ErrBadConfig, n, registry.DefaultMaxExamples)
-	}
-	if rev := cfg.ToolExamples.MCPRevision; rev != "" {
+	if rev := cfg.Render.MCPRevision; rev != "" {
 		if _, err := time.Parse(time.DateOnly, rev); err != nil {
-			return fmt.Errorf("%w: ToolExamples.MCPRevision %q, want an MCP revision such as %q", ErrBadConfig, rev, registry.MCPRevisionAnyOutput)
+			return fmt.Errorf("%w: Render.MCPRevision %q, want an MCP revision such as %q", ErrBadConfig, rev, registry.MCPRevisionAnyOutput)
 		}
 	}
 	if cfg.Skills.Tools != "" && registry.SkillToolNames(cfg.Skills.Tools) == nil {
@@ -199,13 +164,13 @@ func checkDiscovery(cfg Config) error {
 }
 
 // RenderOptions returns how the renderings of a run's tools should show
-// their examples and which features of each API they use:
-// Config.ToolExamples, its example settings filled from the operator
-// config's [tool_examples]. Pass it to the registry's renderings:
+// their examples and which features of each API they use: Config.Render
+// with Config.ToolExamples (the embedder's, filled from the operator
+// config's [tool_examples]) applied. Pass it to the registry's renderings:
 //
 //	run, _ := e.NewRun(rc, nil)
 //	tools := registry.OpenAITools(run.Tools(), e.RenderOptions())
-func (e *Engine) RenderOptions() RenderOptions { return e.cfg.ToolExamples }
+func (e *Engine) RenderOptions() RenderOptions { return e.cfg.ToolExamples.Apply(e.cfg.Render) }
 
 // toolQuery holds q to ToolSearch.MaxResults. A limit above index.MaxLimit
 // is left for the index to refuse.

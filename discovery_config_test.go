@@ -97,7 +97,7 @@ func TestToolSearchConfigReachesRuns(t *testing.T) {
 
 	// The embedder's settings win over the file's.
 	e = withConfig(t, "[tool_search]\ndefault_loading_mode = \"always\"\nalways_loaded_patterns = [\"note_*\"]\n", skillhost.Config{
-		Tools: natives, Catalog: skillhost.CatalogConfig{DefaultLoading: packs.LoadingDeferred, AlwaysLoaded: []string{"clock"}},
+		Tools: natives, ToolSearch: registry.ToolSearchConfig{DefaultLoading: packs.LoadingDeferred, AlwaysLoaded: []string{"clock"}},
 	})
 	if diff := cmp.Diff([]string{"clock"}, visibleNames(t, e, skillhost.RunContext{})); diff != "" {
 		t.Errorf("embedder's catalog over the file's (-want +got):\n%s", diff)
@@ -131,7 +131,7 @@ func TestToolSearchSessionActivation(t *testing.T) {
 	}
 
 	// The embedder's scope wins: runs need no session.
-	e = withConfig(t, "[tool_search]\nactivation_scope = \"session\"\n", skillhost.Config{Catalog: skillhost.CatalogConfig{ActivationScope: registry.ScopeRun}})
+	e = withConfig(t, "[tool_search]\nactivation_scope = \"session\"\n", skillhost.Config{ToolSearch: registry.ToolSearchConfig{ActivationScope: registry.ScopeRun}})
 	if _, err := e.NewRun(skillhost.RunContext{}, nil); err != nil {
 		t.Errorf("run scope set by the embedder: %v", err)
 	}
@@ -167,7 +167,7 @@ func TestToolSearchSwitchAndLimits(t *testing.T) {
 	if n, m := search(e, 20), search(e, 0); n != 2 || m != 2 {
 		t.Errorf("max_search_results 2: limit 20 gives %d, no limit %d", n, m)
 	}
-	e = withConfig(t, "[tool_search]\nmax_search_results = 2\n", skillhost.Config{Tools: many, ToolSearch: skillhost.ToolSearchConfig{MaxResults: 3}})
+	e = withConfig(t, "[tool_search]\nmax_search_results = 2\n", skillhost.Config{Tools: many, ToolSearch: registry.ToolSearchConfig{MaxResults: 3}})
 	if n := search(e, 20); n != 3 {
 		t.Errorf("the embedder's MaxResults 3: %d results", n)
 	}
@@ -221,9 +221,44 @@ func TestToolExamplesConfig(t *testing.T) {
 		t.Errorf("rendering: %+v", got)
 	}
 	e = withConfig(t, "[tool_examples]\nmax_examples_per_tool = 1\n",
-		skillhost.Config{Tools: []skillhost.Native{tool}, ToolExamples: skillhost.RenderOptions{Examples: true, MaxExamples: 2}})
+		skillhost.Config{Tools: []skillhost.Native{tool}, ToolExamples: registry.ExamplesConfig{Enabled: &on, MaxPerTool: 2}})
 	if got := e.RenderOptions(); got != (skillhost.RenderOptions{Examples: true, MaxExamples: 2}) {
 		t.Errorf("the embedder's options over the file's: %+v", got)
+	}
+	// The embedder switches off what the file switches on.
+	e = withConfig(t, "[tool_examples]\nenabled = true\ninclude_descriptions = false\n",
+		skillhost.Config{Tools: []skillhost.Native{tool}, ToolExamples: registry.ExamplesConfig{Enabled: &off, IncludeDescriptions: &on}})
+	if got := e.RenderOptions(); got != (skillhost.RenderOptions{}) {
+		t.Errorf("the embedder's switches over the file's: %+v", got)
+	}
+}
+
+var on, off = true, false
+
+// The embedder's [tool_search] settings win over the file's, a switch
+// the file turns on and the embedder turns off included.
+func TestToolSearchEmbedderWins(t *testing.T) {
+	natives := []skillhost.Native{stub("note_add"), stub("clock")}
+	e := withConfig(t, "[tool_search]\nenabled = true\n", skillhost.Config{Tools: natives, ToolSearch: registry.ToolSearchConfig{Enabled: &off}})
+	if diff := cmp.Diff([]string{"clock", "note_add"}, visibleNames(t, e, skillhost.RunContext{})); diff != "" {
+		t.Errorf("tool search switched off by the embedder (-want +got):\n%s", diff)
+	}
+	if _, err := e.Tool(registry.ToolSearchName); !errors.Is(err, skillhost.ErrToolNotFound) {
+		t.Errorf("tool_search switched off by the embedder: %v", err)
+	}
+	e = withConfig(t, "[tool_search]\nenabled = false\n", skillhost.Config{Tools: natives, ToolSearch: registry.ToolSearchConfig{Enabled: &on}})
+	if _, err := e.Tool(registry.ToolSearchName); err != nil {
+		t.Errorf("tool_search switched on by the embedder: %v", err)
+	}
+	n := 0
+	opts := &index.Options{OnEvent: func(ev index.Event) {
+		if ev.Name == index.EventToolsSynced && ev.Fields["rebuild"] == true {
+			n++
+		}
+	}}
+	withConfig(t, "[tool_search]\nrebuild_cache_on_init = true\n", skillhost.Config{Tools: natives, Index: opts, ToolSearch: registry.ToolSearchConfig{RebuildIndex: &off}})
+	if n != 0 {
+		t.Errorf("rebuild_cache_on_init switched off by the embedder: %d rebuilds", n)
 	}
 }
 
@@ -369,16 +404,18 @@ func TestSkillScopeModeDefault(t *testing.T) {
 // Settings no request could use are refused by Open.
 func TestDiscoveryConfigRefused(t *testing.T) {
 	for name, cfg := range map[string]skillhost.Config{
-		"max results":   {ToolSearch: skillhost.ToolSearchConfig{MaxResults: index.MaxLimit + 1}},
+		"max results":   {ToolSearch: registry.ToolSearchConfig{MaxResults: index.MaxLimit + 1}},
 		"max tokens":    {Skills: skillhost.SkillsConfig{MaxTokens: 5}},
 		"scope mode":    {Skills: skillhost.SkillsConfig{ScopeMode: "session"}},
 		"max entries":   {Skills: skillhost.SkillsConfig{Directory: index.DirectoryConfig{MaxEntries: index.MaxDirectoryEntries + 1}}},
 		"fields":        {Skills: skillhost.SkillsConfig{Directory: index.DirectoryConfig{IncludeFields: []string{"body"}}}},
 		"strategy":      {Skills: skillhost.SkillsConfig{Directory: index.DirectoryConfig{Strategy: "newest"}}},
-		"loading":       {Catalog: skillhost.CatalogConfig{DefaultLoading: "lazy"}},
-		"activation":    {Catalog: skillhost.CatalogConfig{ActivationScope: "tenant"}},
-		"bad max examp": {ToolExamples: skillhost.RenderOptions{MaxExamples: -1}},
-		"mcp revision":  {ToolExamples: skillhost.RenderOptions{MCPRevision: "latest"}},
+		"loading":       {ToolSearch: registry.ToolSearchConfig{DefaultLoading: "lazy"}},
+		"activation":    {ToolSearch: registry.ToolSearchConfig{ActivationScope: "tenant"}},
+		"bad max examp": {Render: skillhost.RenderOptions{MaxExamples: -1}},
+		"examples":      {ToolExamples: registry.ExamplesConfig{MaxPerTool: registry.MaxExamples + 1}},
+		"mcp revision":  {Render: skillhost.RenderOptions{MCPRevision: "latest"}},
+		"always loaded": {ToolSearch: registry.ToolSearchConfig{AlwaysLoaded: []string{"fs_["}}},
 	} {
 		cfg.NoBundled, cfg.NoUserSources, cfg.Operator = true, true, packs.DefaultConfig()
 		cfg.StateDir, cfg.IndexPath = stateDir, filepath.Join(t.TempDir(), "index.db")

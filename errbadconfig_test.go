@@ -29,7 +29,7 @@ func TestOneErrBadConfig(t *testing.T) {
 	})
 	_, regErr := skillhost.Open(context.Background(), skillhost.Config{
 		Operator: packs.DefaultConfig(), NoBundled: true, NoUserSources: true, NoIndex: true, NoCache: true,
-		Catalog: skillhost.CatalogConfig{ActivationScope: "forever"},
+		ToolSearch: registry.ToolSearchConfig{ActivationScope: "forever"},
 	})
 	for what, err := range map[string]error{
 		"[limits] timeout = -1s":          fileErr,

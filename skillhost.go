@@ -43,10 +43,6 @@ type ToolPolicy = registry.ToolPolicy
 // Native is a tool implemented in Go (see registry.Native).
 type Native = registry.Native
 
-// CatalogConfig says what a run's model sees and how deferred tools are
-// activated (see registry.CatalogConfig).
-type CatalogConfig = registry.CatalogConfig
-
 // EventSink receives the engine's events (see registry.Sink and
 // registry.SlogSink).
 type EventSink = registry.Sink
@@ -152,10 +148,9 @@ type Config struct {
 	// an engine writes nothing at all, for commands that only read, such
 	// as skillhost list and show.
 	NoCache bool
-	// Index adjusts the discovery index (nil: defaults). The operator
-	// config's [tool_search] preferred_namespaces fill PreferredNamespaces
-	// when it has none, and [skill_discovery] redact_pii = false sets
-	// DisableRedaction.
+	// Index adjusts the discovery index (nil: defaults). ToolSearch's
+	// PreferredNamespaces fill PreferredNamespaces when it has none, and
+	// [skill_discovery] redact_pii = false sets DisableRedaction.
 	Index *index.Options
 	// ToolPolicy removes tools from the execution registry: no run can
 	// see, find or call them.
@@ -171,18 +166,20 @@ type Config struct {
 	// index to its own skills, so an engine with Go skills should have a
 	// StateDir of its own.
 	GoSkills []Skill
-	// Catalog says what a run's model sees and how deferred tools are
-	// activated. The operator config's [tool_search] fills the fields
-	// left zero.
-	Catalog CatalogConfig
-	// ToolSearch turns tool search off, caps its results and asks for the
-	// tool index to be rewritten at Open ([tool_search]).
-	ToolSearch ToolSearchConfig
+	// ToolSearch says how a run's tools are found and activated and what
+	// its model sees from the start: the operator config's [tool_search]
+	// section, whose owner is the registry. What the embedder sets here
+	// wins over the file, a switch set to false included; the file fills
+	// the fields left zero.
+	ToolSearch registry.ToolSearchConfig
 	// ToolExamples say how renderings of a run's tools show their
-	// examples and which features of each model API they use
-	// (Engine.RenderOptions); its zero example fields are filled from
-	// [tool_examples], a true switch wins over the file.
-	ToolExamples RenderOptions
+	// examples: the operator config's [tool_examples] section, the
+	// embedder's fields winning over the file's as in ToolSearch.
+	ToolExamples registry.ExamplesConfig
+	// Render says which features of each model API the renderings of a
+	// run's tools use; Engine.RenderOptions returns it with ToolExamples
+	// applied.
+	Render RenderOptions
 	// Skills configures skill discovery: the model's skill tools,
 	// Engine.Relevant's token budget, the default scope of pack skills and
 	// the skill directory ([skill_discovery]).
@@ -296,7 +293,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	cfg, err := withOperatorDiscovery(cfg, op)
+	cfg, err := withOperatorSections(cfg, op)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +377,7 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	cfg := e.cfg
 	opts := registry.Options{
 		Host: e.host, Operator: e.op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
-		Policy: cfg.ToolPolicy, Natives: cfg.Tools, Catalog: cfg.Catalog, Events: cfg.Events,
+		Policy: cfg.ToolPolicy, Natives: cfg.Tools, ToolSearch: cfg.ToolSearch, Events: cfg.Events,
 		Services: e.svc.services, OneCall: cfg.OneCall,
 	}
 	if opts.Builtins, err = e.builtins(cat); err != nil {
@@ -623,7 +620,7 @@ type RunOptions = registry.RunOptions
 // (Run.Deferred) and its calls (Run.Call).
 type Run = registry.Run
 
-// NewRun starts a run for rc. With session activation (Config.Catalog),
+// NewRun starts a run for rc. With session activation (Config.ToolSearch),
 // rc.Session is required.
 func (e *Engine) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
 	return e.now().reg.NewRun(rc, opts)

@@ -38,13 +38,13 @@ var defaultDirectoryFields = []string{"name", "title", "trigger"}
 type DirectoryConfig struct {
 	// MaxEntries caps the entries, pinned ones included: 1..
 	// MaxDirectoryEntries, 0 means DefaultDirectoryEntries.
-	MaxEntries int
+	MaxEntries int `toml:"max_entries"`
 	// IncludeFields is a subset of DirectoryFields; empty means name,
 	// title and trigger. The name is shown whether listed or not.
-	IncludeFields []string
+	IncludeFields []string `toml:"include_fields"`
 	// Strategy is DirectoryPinnedThenRecent (default) or
 	// DirectoryPinnedThenTop.
-	Strategy string
+	Strategy string `toml:"selection_strategy"`
 	// VisibleTool and KnownTools are as in SkillGetRequest; they apply to
 	// titles and triggers.
 	VisibleTool func(name string) bool

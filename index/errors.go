@@ -1,11 +1,21 @@
 package index
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
+)
 
 // Sentinel errors. Every error the package returns for bad input wraps one of
 // these, so callers test with errors.Is; the message around it names the field,
 // the value given and what was expected (a range, or the accepted values).
 var (
+	// ErrBadConfig is matched by every configuration error of every
+	// layer: a bad [skill_discovery] section, a DiscoveryConfig or a
+	// DirectoryConfig that cannot work. It is host.ErrBadConfig.
+	ErrBadConfig = confwalk.ErrBadConfig
+
 	// ErrEmptyQuery is returned when a search query is empty or only
 	// whitespace.
 	ErrEmptyQuery = errors.New("index: query is empty; pass the words, name or pattern to search for")
@@ -64,8 +74,9 @@ var (
 	ErrBadOrigin = errors.New("index: origin must be \"pack\" or \"learned\"")
 
 	// ErrBadDirectoryConfig is returned by Directory for an unknown
-	// strategy or field, or max_entries out of range.
-	ErrBadDirectoryConfig = errors.New("index: directory config is not valid")
+	// strategy or field, or max_entries out of range. It matches
+	// ErrBadConfig, as every configuration error does.
+	ErrBadDirectoryConfig = fmt.Errorf("index: directory config is not valid: %w", ErrBadConfig)
 
 	// ErrSchemaTooNew is returned by Open when the database file was written
 	// by a newer skillhost whose schema this version does not know.

@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
-	"github.com/gobwas/glob"
 
 	"github.com/skillhost/skillhost/internal/confwalk"
 )
@@ -154,12 +155,6 @@ type Config struct {
 	// Sandbox holds the [sandbox] section: the operator's defaults for
 	// how every pack's calls are run.
 	Sandbox SandboxConfig `json:"sandbox,omitzero"`
-	// ToolSearch holds the [tool_search] section: how a run's tools are
-	// found and activated.
-	ToolSearch ToolSearchConfig `json:"tool_search,omitzero"`
-	// ToolExamples holds the [tool_examples] section: how renderings of a
-	// run's tools show their examples.
-	ToolExamples ToolExamplesConfig `json:"tool_examples,omitzero"`
 	// SkillDiscovery holds the [skill_discovery] section: the skill
 	// discovery tools, pre-flight retrieval and the skill directory.
 	SkillDiscovery SkillDiscoveryConfig `json:"skill_discovery,omitzero"`
@@ -174,6 +169,51 @@ type Config struct {
 	Capabilities CapabilitiesConfig `json:"capabilities,omitzero"`
 	// stateDirSet records that the file sets state_dir itself.
 	stateDirSet bool
+	// owned holds the sections other packages own (ownedSections), by
+	// name: a pointer to the owner's type when the owner is linked in and
+	// registered it (read with the rest of the file), else the section
+	// unread. Section hands one over.
+	owned map[string]any
+	// walker reads an unread one; mu makes its reads one at a time.
+	walker *confwalk.Walker
+	mu     *sync.Mutex
+}
+
+// ownedSections are the top-level sections of the file that other
+// packages own, as caddy's apps own theirs: [tool_search] and
+// [tool_examples] (registry.ToolSearchConfig, registry.ExamplesConfig).
+// ParseConfig decodes each into its owner's type, registered with the
+// shared walker, and checks it with the owner's Validate, so that their
+// problems are reported with the others, in file order.
+var ownedSections = []string{"tool_search", "tool_examples"}
+
+// Section sets *dst to the file's top-level section name, one of the
+// sections other packages own; dst is a pointer to the owner's section
+// type. A section the file does not have leaves *dst as it is. The
+// section was checked by ParseConfig when its owner was linked in; when it
+// was not, it is decoded now and every problem returned, joined, each a
+// *ConfigError with its line.
+func (c *Config) Section(name string, dst any) error {
+	if c == nil {
+		return nil
+	}
+	switch v := c.owned[name].(type) {
+	case nil:
+		return nil
+	case tomlValue:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		w := c.walker.Fork()
+		w.Decode(v, dst)
+		return w.Err()
+	default:
+		d, src := reflect.ValueOf(dst), reflect.ValueOf(v)
+		if d.Kind() != reflect.Pointer || d.Type() != src.Type() {
+			return fmt.Errorf("%w: section %s is a %s, not a %T", ErrInvalidConfig, name, src.Type(), dst)
+		}
+		d.Elem().Set(src.Elem())
+		return nil
+	}
 }
 
 // Values of the discovery settings, as the registry and the index name
@@ -190,50 +230,10 @@ var directoryFields = []string{"name", "title", "trigger", "task_type"}
 
 // Bounds of the discovery settings; the index enforces the same ones.
 const (
-	maxSearchResults  = 20
-	maxExamples       = 20
 	minSkillTokens    = 100
 	maxSkillTokens    = 32000
 	maxDirectoryLines = 200
 )
-
-// ToolSearchConfig is the [tool_search] section. A field left zero (nil
-// for the switches) is not set in the file, and the engine's default
-// holds.
-type ToolSearchConfig struct {
-	// Enabled false puts every tool in every run's catalog from the start
-	// and removes the tool_search tool.
-	Enabled *bool `json:"enabled,omitempty"`
-	// DefaultLoading is the loading mode, LoadingAlways or
-	// LoadingDeferred, of the native tools that set none. Pack tools take
-	// their pack's default_loading.
-	DefaultLoading string `json:"default_loading_mode,omitempty"`
-	// AlwaysLoaded are globs of tool names in every run's catalog from the
-	// start, whatever their loading mode.
-	AlwaysLoaded []string `json:"always_loaded_patterns,omitempty"`
-	// ActivationScope is "run" or "session".
-	ActivationScope string `json:"activation_scope,omitempty"`
-	// PreferredNamespaces order tools of equal score by namespace: pack
-	// names, "" for native and built-in tools.
-	PreferredNamespaces []string `json:"preferred_namespaces,omitempty"`
-	// RebuildOnOpen rewrites the tool index whenever an engine opens,
-	// instead of updating the records that changed.
-	RebuildOnOpen bool `json:"rebuild_cache_on_init,omitempty"`
-	// MaxResults caps the tools one search returns, 1 to 20.
-	MaxResults int `json:"max_search_results,omitempty"`
-}
-
-// ToolExamplesConfig is the [tool_examples] section.
-type ToolExamplesConfig struct {
-	// Enabled adds each tool's examples to its description in the
-	// renderings of a run's tools.
-	Enabled *bool `json:"enabled,omitempty"`
-	// MaxPerTool caps the examples shown per tool, 1 to 20.
-	MaxPerTool int `json:"max_examples_per_tool,omitempty"`
-	// IncludeDescriptions false shows each example's arguments without
-	// its description.
-	IncludeDescriptions *bool `json:"include_descriptions,omitempty"`
-}
 
 // SkillDiscoveryConfig is the [skill_discovery] section: engine-wide
 // skill settings, kept out of [skills], whose every table names a skill.
@@ -452,6 +452,8 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	}
 	r := &tomlReader{Walker: w, base: w.Base()}
 	c := &Config{
+		walker:   w,
+		mu:       new(sync.Mutex),
 		File:     file,
 		StateDir: filepath.Join(r.base, DefaultStateDir),
 		Sources:  SourcesConfig{Bundled: true},
@@ -474,10 +476,15 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			}
 		case "sandbox":
 			r.sandbox(c, kv)
-		case "tool_search":
-			r.toolSearch(c, kv)
-		case "tool_examples":
-			r.toolExamples(c, kv)
+		case "tool_search", "tool_examples":
+			if c.owned == nil {
+				c.owned = map[string]any{}
+			}
+			c.owned[kv.Key.Last()] = kv
+			if v, ok := confwalk.NewSection(kv.Key.Last()); ok {
+				r.Decode(kv, v)
+				c.owned[kv.Key.Last()] = v
+			}
 		case "skill_discovery":
 			r.skillDiscovery(c, kv)
 		case "server":
@@ -929,104 +936,15 @@ func (r *tomlReader) scopeMode(kv tomlValue, s string) bool {
 const (
 	whyCacheDir = "tools and skills share one index, <state_dir>/index.db; set state_dir at the top of the file"
 	whyFallback = "a full-text search without SQLite FTS5 always runs as a regex search over the same fields and reports search_type \"regex\" (skillhost's SQLite has FTS5)"
-	whyIncr     = "the tool index is always updated record by record; to rewrite it whenever an engine opens, set rebuild_cache_on_init = true"
 	whySummary  = "skillhost has no summarising model; retrieval fits skills into max_tokens by dropping and shortening fields, then cutting"
 	whyPacks    = "packs are found in the folders of [sources] and each is configured in its [packs.<name>] section"
 )
 
 // The keys of the discovery sections, in the order messages list them.
 var (
-	toolSearchKeys     = []string{"enabled", "default_loading_mode", "always_loaded_patterns", "activation_scope", "preferred_namespaces", "rebuild_cache_on_init", "max_search_results", "fts_fallback_to_regex", "enable_incremental_index"}
-	toolExamplesKeys   = []string{"enabled", "max_examples_per_tool", "include_descriptions"}
 	skillDiscoveryKeys = []string{"tools", "enabled", "max_tokens", "redact_pii", "scope_mode", "directory", "summarize", "fts_fallback_to_regex"}
 	directoryKeys      = []string{"enabled", "max_entries", "include_fields", "selection_strategy"}
 )
-
-// toolSearch reads the [tool_search] section.
-func (r *tomlReader) toolSearch(c *Config, kv tomlValue) {
-	keys, ok := r.Table(kv, "a table ([tool_search])")
-	if !ok {
-		return
-	}
-	ts := &c.ToolSearch
-	for _, k := range keys {
-		switch k.Key.Last() {
-		case "enabled":
-			if b, ok := r.Bool(k); ok {
-				ts.Enabled = &b
-			}
-		case "default_loading_mode":
-			if s, ok := r.Enum(k, LoadingAlways, LoadingDeferred); ok {
-				ts.DefaultLoading = s
-			}
-		case "always_loaded_patterns":
-			pats, _ := r.Strings(k, false)
-			for i, p := range pats {
-				if _, err := glob.Compile(p); err != nil || p == "" {
-					r.Errorf(k, "%s[%d] %q must be a tool name or a glob such as \"fs_*\"", k.Key, i, p)
-					continue
-				}
-				ts.AlwaysLoaded = append(ts.AlwaysLoaded, p)
-			}
-		case "activation_scope":
-			if s, ok := r.Enum(k, activationRun, activationSession); ok {
-				ts.ActivationScope = s
-			}
-		case "preferred_namespaces":
-			names, _ := r.Strings(k, false)
-			for i, n := range names {
-				if n != "" && !nameRE.MatchString(n) {
-					r.Errorf(k, "%s[%d] %q must be a pack name, or \"\" for native and built-in tools", k.Key, i, n)
-					continue
-				}
-				ts.PreferredNamespaces = append(ts.PreferredNamespaces, n)
-			}
-		case "rebuild_cache_on_init":
-			if b, ok := r.Bool(k); ok {
-				ts.RebuildOnOpen = b
-			}
-		case "max_search_results":
-			if n, ok := r.Bounded(k, 1, maxSearchResults); ok {
-				ts.MaxResults = n
-			}
-		case "fts_fallback_to_regex":
-			r.Fixed(k, true, whyFallback)
-		case "enable_incremental_index":
-			r.Fixed(k, true, whyIncr)
-		case "cache_dir":
-			r.Errorf(k, "%s is not a setting: %s", k.Key, whyCacheDir)
-		default:
-			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(toolSearchKeys, ", "))
-		}
-	}
-}
-
-// toolExamples reads the [tool_examples] section.
-func (r *tomlReader) toolExamples(c *Config, kv tomlValue) {
-	keys, ok := r.Table(kv, "a table ([tool_examples])")
-	if !ok {
-		return
-	}
-	te := &c.ToolExamples
-	for _, k := range keys {
-		switch k.Key.Last() {
-		case "enabled":
-			if b, ok := r.Bool(k); ok {
-				te.Enabled = &b
-			}
-		case "max_examples_per_tool":
-			if n, ok := r.Bounded(k, 1, maxExamples); ok {
-				te.MaxPerTool = n
-			}
-		case "include_descriptions":
-			if b, ok := r.Bool(k); ok {
-				te.IncludeDescriptions = &b
-			}
-		default:
-			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(toolExamplesKeys, ", "))
-		}
-	}
-}
 
 // skillDiscovery reads the [skill_discovery] section.
 func (r *tomlReader) skillDiscovery(c *Config, kv tomlValue) {
@@ -1365,11 +1283,12 @@ func (c *Config) String() string {
 	if c.Sandbox.Isolation != "" {
 		doc["sandbox"] = map[string]any{"isolation": c.Sandbox.Isolation}
 	}
-	if ts := toolSearchTOML(c.ToolSearch); len(ts) > 0 {
-		doc["tool_search"] = ts
-	}
-	if te := toolExamplesTOML(c.ToolExamples); len(te) > 0 {
-		doc["tool_examples"] = te
+	for name, v := range c.owned {
+		if kv, ok := v.(tomlValue); ok {
+			doc[name] = kv.Val
+		} else if t := confwalk.Table(v); len(t) > 0 {
+			doc[name] = t
+		}
 	}
 	if sd := skillDiscoveryTOML(c.SkillDiscovery); len(sd) > 0 {
 		doc["skill_discovery"] = sd
@@ -1416,18 +1335,6 @@ func setTOML(m map[string]any, fields ...any) map[string]any {
 		}
 	}
 	return m
-}
-
-func toolSearchTOML(ts ToolSearchConfig) map[string]any {
-	return setTOML(map[string]any{}, "enabled", ts.Enabled, "default_loading_mode", ts.DefaultLoading,
-		"always_loaded_patterns", ts.AlwaysLoaded, "activation_scope", ts.ActivationScope,
-		"preferred_namespaces", ts.PreferredNamespaces, "rebuild_cache_on_init", ts.RebuildOnOpen,
-		"max_search_results", ts.MaxResults)
-}
-
-func toolExamplesTOML(te ToolExamplesConfig) map[string]any {
-	return setTOML(map[string]any{}, "enabled", te.Enabled, "max_examples_per_tool", te.MaxPerTool,
-		"include_descriptions", te.IncludeDescriptions)
 }
 
 func skillDiscoveryTOML(sd SkillDiscoveryConfig) map[string]any {

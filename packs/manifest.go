@@ -676,6 +676,10 @@ func parseLimits(r rawLimits) (Limits, error) {
 	return l, nil
 }
 
+// ValidPackName reports whether name can name a pack: lowercase letters
+// and digits separated by single - or _.
+func ValidPackName(name string) bool { return nameRE.MatchString(name) }
+
 // ParseSize reads a byte size: a number with an optional unit B, KB, MB,
 // GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), case-insensitive.
 func ParseSize(s string) (uint64, error) { return confwalk.ParseSize(s) }

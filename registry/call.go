@@ -55,7 +55,7 @@ func (run *Run) Call(ctx context.Context, name string, args json.RawMessage, opt
 		return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
 	}
 	if !t.Hidden && !run.loaded(t) {
-		if run.reg.opts.Catalog.DisableActivation {
+		if run.reg.opts.ToolSearch.DisableActivation {
 			run.reg.emit(ctx, run.rc, EventToolActivationDenied, map[string]any{"tool_name": name, "reason": "activation on first use is off"})
 			return nil, fmt.Errorf("%w: %q", ErrToolNotFound, name)
 		}

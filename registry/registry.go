@@ -74,8 +74,10 @@ type Options struct {
 	Natives []Native
 	// Builtins are skillhost's own tools (tool_search, skill_get…).
 	Builtins []Native
-	// Catalog configures runs: what is visible, how activation works.
-	Catalog CatalogConfig
+	// ToolSearch configures runs: what is visible, how activation works
+	// (the [tool_search] section). With Enabled false every tool is
+	// loaded from the start and no tool named tool_search is kept.
+	ToolSearch ToolSearchConfig
 	// Events receives every event; nil drops them.
 	Events Sink
 	// MaxResultBytes caps a result shown to the model (default
@@ -129,8 +131,13 @@ func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, erro
 	if opts.MaxResultBytes <= 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
-	if err := opts.Catalog.validate(); err != nil {
-		return nil, err
+	if err := opts.ToolSearch.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	if !opts.ToolSearch.On() {
+		// Switched off: every tool in view, and no search tool.
+		opts.ToolSearch.AlwaysLoaded = append(slices.Clip(opts.ToolSearch.AlwaysLoaded), "*")
+		opts.Policy.Deny = append(slices.Clip(opts.Policy.Deny), ToolSearchName)
 	}
 	if err := checkServices(opts.Services); err != nil {
 		return nil, err
@@ -146,7 +153,7 @@ func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, erro
 	if opts.Host != nil {
 		r.grants.resolve = opts.Host.Config().Resolve
 	}
-	for _, p := range opts.Catalog.AlwaysLoaded {
+	for _, p := range opts.ToolSearch.AlwaysLoaded {
 		g, err := glob.Compile(p)
 		if err != nil {
 			return nil, fmt.Errorf("%w: always_loaded_patterns: %q: %v", ErrBadConfig, p, err)
@@ -399,7 +406,7 @@ func (r *Registry) addNative(n Native, kind Kind) error {
 		return fmt.Errorf("%w: a %s tool needs a name and a description (got name %q)", ErrInvalidTool, kind, d.Name)
 	}
 	if d.Loading == "" {
-		d.Loading = r.opts.Catalog.defaultLoading(kind)
+		d.Loading = r.opts.ToolSearch.defaultLoading(kind)
 	}
 	(&packs.Pack{DefaultLoading: d.Loading}).CompleteTool(&d)
 	t := &Tool{ToolSpec: &d, Kind: kind, Source: string(kind), impl: nativeTool{n}}

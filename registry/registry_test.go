@@ -235,7 +235,7 @@ func TestDeferredToolsActivateOnFirstUse(t *testing.T) {
 // Session activation persists within its session and never reaches
 // another session or tenant; it needs a session id.
 func TestSessionActivation(t *testing.T) {
-	reg, ev := newRegistry(t, registry.Options{Catalog: registry.CatalogConfig{ActivationScope: registry.ScopeSession}})
+	reg, ev := newRegistry(t, registry.Options{ToolSearch: registry.ToolSearchConfig{ActivationScope: registry.ScopeSession}})
 	ctx := context.Background()
 	if _, err := reg.NewRun(registry.RunContext{Tenant: "a"}, nil); !errors.Is(err, registry.ErrBadConfig) {
 		t.Fatalf("session activation without a session id: %v", err)
@@ -315,7 +315,7 @@ func TestToolCallCycleEndsAtTheDepthLimit(t *testing.T) {
 // Many runs at once, each activating and calling, share the registry
 // safely.
 func TestConcurrentRuns(t *testing.T) {
-	reg, _ := newRegistry(t, registry.Options{Catalog: registry.CatalogConfig{ActivationScope: registry.ScopeSession}})
+	reg, _ := newRegistry(t, registry.Options{ToolSearch: registry.ToolSearchConfig{ActivationScope: registry.ScopeSession}})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	const runs, calls = 64, 4

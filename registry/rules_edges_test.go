@@ -21,13 +21,13 @@ import (
 
 // A catalog configuration that cannot work is refused when the registry
 // is made.
-func TestCatalogConfigIsChecked(t *testing.T) {
-	for name, c := range map[string]registry.CatalogConfig{
+func TestToolSearchConfigIsChecked(t *testing.T) {
+	for name, c := range map[string]registry.ToolSearchConfig{
 		"activation scope": {ActivationScope: "forever"},
 		"default loading":  {DefaultLoading: "sometimes"},
 	} {
 		_, err := registry.New(context.Background(), catalog(t, writePack(t, testPack, "wat/tool_call.wasm")),
-			registry.Options{Host: newHost(t), Catalog: c})
+			registry.Options{Host: newHost(t), ToolSearch: c})
 		if !errors.Is(err, registry.ErrBadConfig) {
 			t.Errorf("%s: New = %v, want ErrBadConfig", name, err)
 		}
@@ -70,7 +70,7 @@ func TestActivateALoadedTool(t *testing.T) {
 // A tool matching an always-loaded pattern is in every run's catalog from
 // the start, whatever its loading mode.
 func TestAlwaysLoadedPatterns(t *testing.T) {
-	reg, _ := newRegistry(t, registry.Options{Catalog: registry.CatalogConfig{AlwaysLoaded: []string{"deferred_*"}}})
+	reg, _ := newRegistry(t, registry.Options{ToolSearch: registry.ToolSearchConfig{AlwaysLoaded: []string{"deferred_*"}}})
 	run := newRun(t, reg, registry.RunContext{}, nil)
 	if got := names(run.Tools()); got != "again,deferred_echo,echo_args,typed_out" {
 		t.Errorf("catalog = %s", got)
@@ -99,7 +99,7 @@ func TestHiddenDeferredToolNeedsNoActivation(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		ev := &events{}
 		reg, err := registry.New(context.Background(), catalog(t, writePack(t, hiddenDeferredPack, "wat/tool_call.wasm")),
-			registry.Options{Host: newHost(t), Events: ev, Catalog: registry.CatalogConfig{DisableActivation: off}})
+			registry.Options{Host: newHost(t), Events: ev, ToolSearch: registry.ToolSearchConfig{DisableActivation: off}})
 		if err != nil {
 			t.Fatal(err)
 		}

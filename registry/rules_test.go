@@ -22,7 +22,7 @@ import (
 // tool that does not exist until the embedder activates it; tools loaded
 // always, and hidden tools called by name, are not affected.
 func TestDisableActivation(t *testing.T) {
-	reg, ev := newRegistry(t, registry.Options{Catalog: registry.CatalogConfig{DisableActivation: true}})
+	reg, ev := newRegistry(t, registry.Options{ToolSearch: registry.ToolSearchConfig{DisableActivation: true}})
 	ctx := context.Background()
 	run := newRun(t, reg, registry.RunContext{Tenant: "a"}, nil)
 	res, err := run.Call(ctx, "deferred_echo", json.RawMessage(`{"a":1}`), nil)
@@ -92,7 +92,7 @@ func TestActivateHonoursThePolicy(t *testing.T) {
 // Activate under a session scope must not leave the denied tool in the
 // session for a later run with a wider policy.
 func TestActivateUnderThePolicyLeavesTheSessionAlone(t *testing.T) {
-	reg, _ := newRegistry(t, registry.Options{Catalog: registry.CatalogConfig{ActivationScope: registry.ScopeSession}})
+	reg, _ := newRegistry(t, registry.Options{ToolSearch: registry.ToolSearchConfig{ActivationScope: registry.ScopeSession}})
 	ctx := context.Background()
 	rc := registry.RunContext{Tenant: "a", Session: "s"}
 	deny := registry.VisibilityFunc(func(_ registry.RunContext, tool *registry.Tool) bool { return tool.Name != "deferred_echo" })

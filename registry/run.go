@@ -10,7 +10,7 @@ import (
 	"github.com/skillhost/skillhost/packs"
 )
 
-// Activation scopes (CatalogConfig.ActivationScope).
+// Activation scopes (ToolSearchConfig.ActivationScope).
 const (
 	// ScopeRun keeps activations on the run: no run changes another.
 	ScopeRun = "run"
@@ -19,42 +19,7 @@ const (
 	ScopeSession = "session"
 )
 
-// CatalogConfig says what a run's model sees and how deferred tools are
-// reached. The zero value is the default: deferred activation on first
-// use, scoped to the run.
-type CatalogConfig struct {
-	// DefaultLoading is the loading mode of native and built-in tools that
-	// do not set one ("always" for built-ins, else "deferred" when empty;
-	// pack tools take their pack's default_loading).
-	DefaultLoading string
-	// AlwaysLoaded are name globs of tools visible from the start of every
-	// run whatever their loading mode ("tool_search", "fs_*").
-	AlwaysLoaded []string
-	// ActivationScope is ScopeRun (default) or ScopeSession. Session
-	// activation needs RunContext.Session on every run.
-	ActivationScope string
-	// DisableActivation turns activation on first use off: deferred tools
-	// are then reachable only when the embedder activates them
-	// (Run.Activate) — the fail-closed setting for a host that cannot
-	// serialise the calls of a session.
-	DisableActivation bool
-}
-
-func (c CatalogConfig) validate() error {
-	switch c.ActivationScope {
-	case "", ScopeRun, ScopeSession:
-	default:
-		return fmt.Errorf("%w: activation_scope %q: want %q or %q", ErrBadConfig, c.ActivationScope, ScopeRun, ScopeSession)
-	}
-	switch c.DefaultLoading {
-	case "", packs.LoadingAlways, packs.LoadingDeferred:
-	default:
-		return fmt.Errorf("%w: default_loading %q: want %q or %q", ErrBadConfig, c.DefaultLoading, packs.LoadingAlways, packs.LoadingDeferred)
-	}
-	return nil
-}
-
-func (c CatalogConfig) defaultLoading(k Kind) string {
+func (c ToolSearchConfig) defaultLoading(k Kind) string {
 	switch {
 	case c.DefaultLoading != "":
 		return c.DefaultLoading
@@ -190,7 +155,7 @@ func (s *sessions) get(tenant, session string) *activations {
 // required (ErrBadConfig otherwise): activations then persist across the
 // runs of that tenant's session and never reach another session.
 func (r *Registry) NewRun(rc RunContext, opts *RunOptions) (*Run, error) {
-	run := &Run{reg: r, rc: rc, policy: allowAll{}, scope: r.opts.Catalog.ActivationScope}
+	run := &Run{reg: r, rc: rc, policy: allowAll{}, scope: r.opts.ToolSearch.ActivationScope}
 	if opts != nil {
 		if opts.Policy != nil {
 			run.policy = opts.Policy

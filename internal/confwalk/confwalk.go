@@ -547,3 +547,8 @@ func ParseSize(s string) (uint64, error) {
 	}
 	return n * mult, nil
 }
+
+// Fork returns a Walker over the same file with no problems recorded, to
+// read a section later and collect its problems apart. The two must not
+// be used at once.
+func (w *Walker) Fork() *Walker { return &Walker{md: w.md, file: w.file, base: w.base} }

@@ -33,13 +33,7 @@ type subsection struct {
 const maxResults = 20
 
 func (s section) Validate() error {
-	var errs []error
-	if s.Max != 0 && (s.Max < 1 || s.Max > maxResults) {
-		errs = append(errs, confwalk.Invalid("max_results", "must be from 1 to %d, got %d", maxResults, s.Max))
-	}
-	if s.Mode != "" && s.Mode != "run" && s.Mode != "session" {
-		errs = append(errs, confwalk.Invalid("mode", "%q must be one of run, session", s.Mode))
-	}
+	errs := confwalk.Check(s)
 	if s.Sub.Entries < 0 {
 		errs = append(errs, confwalk.Invalid("sub.max_entries", "must not be negative, got %d", s.Sub.Entries))
 	}
@@ -61,6 +55,11 @@ func init() {
 		},
 		Fixed:   []confwalk.FixedKey{{Key: "fallback", Want: true, Why: "always on"}},
 		Refused: map[string]string{"cache_dir": "is not a setting: one index"},
+		Bounds:  map[string]confwalk.Bound{"max_results": {Lo: 1, Hi: maxResults}},
+		Enums:   map[string][]string{"mode": {"run", "session"}},
+	})
+	confwalk.Register[subsection](confwalk.Rules{
+		Bounds: map[string]confwalk.Bound{"max_entries": {Lo: -5, Hi: 200}},
 	})
 }
 
@@ -113,8 +112,9 @@ on = true
 	}
 }
 
-// Every problem is reported, each on the line of its key, with the key's
-// whole path; Validate's errors land on their keys' lines too.
+// Every problem is reported in file order, each on the line of its key,
+// with the key's whole path; Validate's errors land on their keys' lines
+// too.
 func TestDecodeErrorLines(t *testing.T) {
 	_, msgs := decode(t, `
 [s]
@@ -133,15 +133,15 @@ on = 3
 `)
 	want := []string{
 		`f.toml:3: s.enabled must be true or false, got string`,
+		`f.toml:4: s.mode "forever" must be one of run, session`,
+		`f.toml:5: s.max_results must be from 1 to 20, got 50`,
+		`f.toml:6: s.names[1] must not be empty`,
 		`f.toml:7: s.wait "5" has no unit; write "5s"`,
 		`f.toml:8: unknown key "s.colour"; expected one of enabled, mode, max_results, names, wait, sub, custom, fallback`,
 		`f.toml:9: s.cache_dir is not a setting: one index`,
 		`f.toml:10: s.fallback cannot be false: always on`,
-		`f.toml:14: s.sub.on must be true or false, got integer`,
-		`f.toml:5: s.max_results must be from 1 to 20, got 50`,
-		`f.toml:4: s.mode "forever" must be one of run, session`,
 		`f.toml:13: s.sub.max_entries must not be negative, got -1`,
-		`f.toml:6: s.names[1] must not be empty`,
+		`f.toml:14: s.sub.on must be true or false, got integer`,
 	}
 	if d := cmp.Diff(want, msgs); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -189,6 +189,39 @@ func TestInvalidWithoutFile(t *testing.T) {
 	err := section{Max: 99}.Validate()
 	if !errors.Is(err, confwalk.ErrBadConfig) || err.Error() != "max_results must be from 1 to 20, got 99" {
 		t.Errorf("got %v", err)
+	}
+}
+
+// Check holds Go values to the same bounds and enums as the file, 0 and
+// "" being "not set".
+func TestCheck(t *testing.T) {
+	var got []string
+	for _, err := range confwalk.Check(section{Max: 21, Mode: "x", Sub: subsection{Entries: 300}}) {
+		got = append(got, err.Error())
+	}
+	want := []string{
+		`mode "x" must be one of run, session`,
+		`max_results must be from 1 to 20, got 21`,
+		`sub.max_entries must be from -5 to 200, got 300`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if errs := confwalk.Check(section{}); len(errs) > 0 {
+		t.Errorf("the zero section: %v", errs)
+	}
+}
+
+// What the embedder sets wins, a switch set to false included; the file
+// fills what it leaves zero, in sub-tables too.
+func TestFill(t *testing.T) {
+	f, tr := false, true
+	mine := section{Enabled: &f, Names: []string{}, Sub: subsection{On: true}}
+	file := section{Enabled: &tr, Mode: "run", Max: 3, Names: []string{"a"}, Sub: subsection{Entries: 9}}
+	confwalk.Fill(&mine, file)
+	want := section{Enabled: &f, Mode: "run", Max: 3, Names: []string{}, Sub: subsection{Entries: 9, On: true}}
+	if d := cmp.Diff(want, mine, cmp.AllowUnexported(section{})); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +15,11 @@ import (
 // hand, keys refused with a reason, switches fixed at one value. An owner
 // package registers them for its section type with Register, at init.
 type Rules struct {
+	// Section is the top-level section of the file the type is, such as
+	// "tool_search"; "" for a sub-table. The reader of the file decodes a
+	// registered section into a new value of the type as it meets it
+	// (NewSection), so that its problems are reported with the others.
+	Section string
 	// Hooks read the named keys by hand; the value returned, when ok, is
 	// stored in the field of that tag. A hook records its own problems.
 	Hooks map[string]func(w *Walker, kv Value) (v any, ok bool)
@@ -22,7 +29,17 @@ type Rules struct {
 	// Refused are keys that are not settings of the section, each with
 	// the message that follows its path ("is not a setting: …").
 	Refused map[string]string
+	// Bounds are the ranges of integer keys: the section's one bounds
+	// table. A file's value outside is refused as it is read; Check
+	// refuses a Go value outside, but for 0, which means "not set".
+	Bounds map[string]Bound
+	// Enums are the values string keys may take, in the order messages
+	// list them; "" (not set) is always accepted from Go.
+	Enums map[string][]string
 }
+
+// Bound is an integer range, both ends included.
+type Bound struct{ Lo, Hi int64 }
 
 // FixedKey is a switch that only accepts Want; Why says why.
 type FixedKey struct {
@@ -32,8 +49,9 @@ type FixedKey struct {
 }
 
 var (
-	rulesMu sync.RWMutex
-	rules   = map[reflect.Type]Rules{}
+	rulesMu  sync.RWMutex
+	rules    = map[reflect.Type]Rules{}
+	sections = map[string]reflect.Type{}
 )
 
 // Register sets the rules Decode follows for sections of type T. It
@@ -45,7 +63,25 @@ func Register[T any](r Rules) {
 	if _, dup := rules[t]; dup {
 		panic("confwalk: rules registered twice for " + t.String())
 	}
+	if r.Section != "" {
+		if prev, dup := sections[r.Section]; dup {
+			panic("confwalk: section " + r.Section + " registered for " + prev.String() + " and " + t.String())
+		}
+		sections[r.Section] = t
+	}
 	rules[t] = r
+}
+
+// NewSection returns a pointer to a new value of the type registered for
+// the top-level section name, or false when no package linked in owns it.
+func NewSection(name string) (any, bool) {
+	rulesMu.RLock()
+	defer rulesMu.RUnlock()
+	t, ok := sections[name]
+	if !ok {
+		return nil, false
+	}
+	return reflect.New(t).Interface(), true
 }
 
 func rulesFor(t reflect.Type) Rules {
@@ -67,13 +103,22 @@ type field struct {
 	index []int
 }
 
-// fields returns the keys of a section struct, in field order.
+// fields returns the keys of a section struct, in field order. The
+// fields of an embedded struct without a tag are the struct's own, as
+// encoding/json has them.
 func fields(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("toml")
 		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			for _, sub := range fields(f.Type) {
+				sub.index = append([]int{i}, sub.index...)
+				out = append(out, sub)
+			}
+			continue
+		}
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}
@@ -118,6 +163,10 @@ func (w *Walker) Decode(kv Value, dst any) bool {
 	if v, ok := dst.(Validator); ok {
 		w.rekey(kv, v.Validate(), lines)
 	}
+	// In file order, a key's own problems before what Validate found.
+	sort.SliceStable(w.errs[before:], func(i, j int) bool {
+		return w.errs[before+i].(*Error).Line < w.errs[before+j].(*Error).Line
+	})
 	return len(w.errs) == before
 }
 
@@ -140,6 +189,15 @@ func (w *Walker) decodeStruct(kv Value, sv reflect.Value, rel Key, lines map[str
 		case known && r.Hooks[name] != nil:
 			if v, ok := r.Hooks[name](w, k); ok {
 				sv.FieldByIndex(f.index).Set(reflect.ValueOf(v))
+			}
+		case known && r.Bounds[name] != (Bound{}):
+			b := r.Bounds[name]
+			if n, ok := w.Bounded(k, b.Lo, b.Hi); ok {
+				sv.FieldByIndex(f.index).SetInt(int64(n))
+			}
+		case known && r.Enums[name] != nil:
+			if v, ok := w.Enum(k, r.Enums[name]...); ok {
+				sv.FieldByIndex(f.index).SetString(v)
 			}
 		case known:
 			w.decodeField(k, sv.FieldByIndex(f.index), rel.Child(name), lines)
@@ -200,7 +258,9 @@ func (w *Walker) decodeField(k Value, fv reflect.Value, rel Key, lines map[strin
 		if fv.Type().Elem().Kind() != reflect.String {
 			panic("confwalk: unsupported field type " + fv.Type().String())
 		}
-		if ss, ok := w.Strings(k, false); ok {
+		// The strings read are kept when others are not, so that Validate
+		// reports what is wrong with them too.
+		if ss, _ := w.Strings(k, false); ss != nil {
 			fv.Set(reflect.ValueOf(ss).Convert(fv.Type()))
 		}
 	default:
@@ -250,4 +310,94 @@ func lineFor(key string, lines map[string]int) int {
 		}
 		k = k[:i]
 	}
+}
+
+// Check returns the errors of a section value given in Go against the
+// Bounds and Enums registered for its type and for the types of its
+// sub-tables, each built with Invalid: a section's Validate starts with
+// it. A zero number or empty string is "not set" and passes.
+func Check(section any) []error {
+	return check(reflect.ValueOf(section), "")
+}
+
+func check(v reflect.Value, prefix string) []error {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	r := rulesFor(v.Type())
+	var errs []error
+	for _, f := range fields(v.Type()) {
+		fv := v.FieldByIndex(f.index)
+		key := prefix + f.name
+		if b, ok := r.Bounds[f.name]; ok && fv.CanInt() {
+			if n := fv.Int(); n != 0 && (n < b.Lo || n > b.Hi) {
+				errs = append(errs, Invalid(key, "must be from %d to %d, got %d", b.Lo, b.Hi, n))
+			}
+		}
+		if allowed, ok := r.Enums[f.name]; ok && fv.Kind() == reflect.String {
+			if s := fv.String(); s != "" && !slices.Contains(allowed, s) {
+				errs = append(errs, Invalid(key, "%q must be one of %s", s, strings.Join(allowed, ", ")))
+			}
+		}
+		if fv.Kind() == reflect.Struct && fv.Type() != durationType {
+			errs = append(errs, check(fv, key+".")...)
+		}
+	}
+	return errs
+}
+
+// Fill sets each field of *dst that is zero (a nil switch, 0, "", a nil
+// list) to the same field of src, going into sub-tables: what an embedder
+// sets in Go wins over what the file sets, a switch set to false
+// included, and the file fills the rest. dst is a pointer to a struct of
+// src's type.
+func Fill[T any](dst *T, src T) {
+	fill(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src))
+}
+
+func fill(dst, src reflect.Value) {
+	for i := range dst.NumField() {
+		d, s := dst.Field(i), src.Field(i)
+		if !d.CanSet() {
+			continue
+		}
+		if d.Kind() == reflect.Struct && d.Type() != durationType {
+			fill(d, s)
+			continue
+		}
+		if d.IsZero() {
+			d.Set(s)
+		}
+	}
+}
+
+// Table returns the keys of a section value that are set (not zero), by
+// their tags, sub-tables as maps: what the file would say to give it, for
+// printing. section is a struct or a pointer to one.
+func Table(section any) map[string]any {
+	v := reflect.ValueOf(section)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	out := map[string]any{}
+	for _, f := range fields(v.Type()) {
+		fv := v.FieldByIndex(f.index)
+		switch {
+		case fv.IsZero():
+		case fv.Kind() == reflect.Struct && fv.Type() != durationType:
+			if sub := Table(fv.Interface()); len(sub) > 0 {
+				out[f.name] = sub
+			}
+		case fv.Kind() == reflect.Pointer:
+			out[f.name] = fv.Elem().Interface()
+		case fv.Type() == durationType:
+			out[f.name] = fv.Interface().(time.Duration).String()
+		default:
+			out[f.name] = fv.Interface()
+		}
+	}
+	return out
 }

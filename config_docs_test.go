@@ -1,0 +1,43 @@
+package skillhost_test
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost/internal/confwalk"
+	"github.com/skillhost/skillhost/registry"
+)
+
+// docs/config.md lists every key each owner of a section accepts, in
+// that section's table: a key added to an owner's type without a line in
+// the documentation fails here.
+func TestConfigDocsListEveryKey(t *testing.T) {
+	data, err := os.ReadFile("docs/config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, s := range []struct {
+		heading string // the heading the section's table follows
+		typ     reflect.Type
+	}{
+		{"## `[tool_search]`", reflect.TypeFor[registry.ToolSearchConfig]()},
+		{"## `[tool_examples]`", reflect.TypeFor[registry.ExamplesConfig]()},
+	} {
+		_, rest, ok := strings.Cut(doc, "\n"+s.heading)
+		if !ok {
+			t.Errorf("docs/config.md has no heading %s", s.heading)
+			continue
+		}
+		if i := strings.Index(rest, "\n#"); i >= 0 {
+			rest = rest[:i]
+		}
+		for _, key := range confwalk.Keys(s.typ) {
+			if !strings.Contains(rest, "\n| `"+key+"` |") {
+				t.Errorf("docs/config.md: %s has no row for `%s` (%s)", s.heading, key, s.typ)
+			}
+		}
+	}
+}
