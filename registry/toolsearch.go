@@ -81,7 +81,7 @@ func init() {
 	})
 	confwalk.Register[ExamplesConfig](confwalk.Rules{
 		Section: "tool_examples",
-		Bounds: map[string]confwalk.Bound{"max_examples_per_tool": {Lo: 1, Hi: MaxExamples}},
+		Bounds:  map[string]confwalk.Bound{"max_examples_per_tool": {Lo: 1, Hi: MaxExamples}},
 	})
 }
 
