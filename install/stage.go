@@ -152,7 +152,7 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 			}
 			artifact = b
 		}
-		s, err := in.Policy.checkSignature(what, src.Kind, artifact, bundle)
+		s, err := in.Policy.checkSignature(what, src.Kind, artifact, bundle, req.locked != nil && req.locked.Signer == "")
 		if err != nil {
 			return err
 		}

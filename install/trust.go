@@ -102,9 +102,10 @@ func ociRegistry(ref string) string {
 // checkSignature verifies the bundle (nil: none came) over artifact and
 // returns the signer. A signature that does not verify, or is by someone
 // the policy does not trust, is refused whether or not one was required.
-func (p *Policy) checkSignature(what string, kind string, artifact, bundle []byte) (*sign.Signer, error) {
+func (p *Policy) checkSignature(what string, kind string, artifact, bundle []byte, lockedUnsigned bool) (*sign.Signer, error) {
 	if bundle == nil {
-		if p != nil && p.RequireSignature && isRemote(kind) {
+		// What the lock approved unsigned stays approved unsigned.
+		if p != nil && p.RequireSignature && isRemote(kind) && !lockedUnsigned {
 			return nil, fmt.Errorf("%w: %s comes without a signature (%s beside it, or attached in its registry) and the trust policy requires one", ErrUnsigned, what, BundleSuffix)
 		}
 		return nil, nil

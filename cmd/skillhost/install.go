@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/install"
+	"github.com/skillhost/skillhost/install/sign"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -62,8 +63,10 @@ func (g *globals) installedSource() (string, error) {
 
 func newInstallCmd(g *globals) *cobra.Command {
 	var (
-		req    install.Request
-		frozen bool
+		req           install.Request
+		frozen        bool
+		trust         trustFlags
+		allowUnsigned bool
 	)
 	cmd := &cobra.Command{
 		Use:   "install [SOURCE]",
@@ -86,6 +89,12 @@ upgrades: an upgrade that asks for more than the lock approved (a host, a
 mount, an env name, a service, a tool, a script, a larger limit) stops and
 lists what is new until it is run with --approve.
 
+A remote source (an https:// archive or site, git, OCI) must come with a
+signature by a signer trusted with --trusted-key or --identity, unless
+--allow-unsigned is given; a signature that does not verify, or by someone
+not trusted, is always refused. The signer is locked: an upgrade signed by
+someone else needs --approve too.
+
 Without SOURCE, install puts back every locked skill and pack whose folder
 is missing or changed, from its source, and fails if the source no longer
 gives the locked bytes.`,
@@ -95,6 +104,11 @@ gives the locked bytes.`,
 			if err != nil {
 				return err
 			}
+			tr, err := trust.trust()
+			if err != nil {
+				return err
+			}
+			in.Policy = &install.Policy{Trust: tr, RequireSignature: !allowUnsigned}
 			if len(args) == 0 {
 				if len(req.Skills) > 0 || req.All || req.Digest != "" || req.Approve {
 					return usageErr("--skill, --all, --digest and --approve need a SOURCE")
@@ -143,6 +157,8 @@ gives the locked bytes.`,
 	f.StringVar(&req.Digest, "digest", "", "the archive's `sha256:HEX`: refuse other bytes")
 	f.BoolVar(&req.Approve, "approve", false, "accept capabilities beyond what the lock approved")
 	f.BoolVar(&frozen, "frozen", false, "without SOURCE: fail when there is no lock")
+	f.BoolVar(&allowUnsigned, "allow-unsigned", false, "install a remote source (https://, git, OCI) that comes without a trusted signature")
+	trust.add(cmd)
 	return cmd
 }
 
@@ -231,7 +247,7 @@ func newUninstallCmd(g *globals) *cobra.Command {
 func newPackCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pack",
-		Short: "Build skill and pack archives to publish",
+		Short: "Build skill and pack archives and push them to OCI registries",
 	}
 	var out string
 	build := &cobra.Command{
@@ -270,6 +286,199 @@ Prints the archive's sha256, to pin it (install URL#sha256=HEX).`,
 		},
 	}
 	build.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write")
-	cmd.AddCommand(build)
+	push := &cobra.Command{
+		Use:   "push FILE oci://HOST/REPO:TAG",
+		Short: "Push a pack archive to an OCI registry",
+		Long: `Push FILE, an archive pack build wrote, to an OCI registry as a skillhost
+pack artifact (` + install.ArtifactType + `), its Wasm modules also as manifests in
+the CNCF Wasm OCI layout so other Wasm tools can pull them. Registry
+credentials come from the docker config file ($DOCKER_CONFIG/config.json,
+else ~/.docker/config.json). Prints the digest the tag names, to pin it
+(install oci://HOST/REPO@DIGEST).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := g.installer()
+			if err != nil {
+				return err
+			}
+			d, err := in.Push(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return &exitError{code: exitToolError, err: err}
+			}
+			fmt.Fprintf(g.stdout, "%s %s\n", args[1], d)
+			return nil
+		},
+	}
+	var (
+		key    string
+		bundle string
+		trust  trustFlags
+	)
+	signCmd := &cobra.Command{
+		Use:   "sign FILE --key KEY",
+		Short: "Sign a pack archive with a key: writes FILE" + install.BundleSuffix,
+		Long: `Sign FILE with the private KEY (as keygen writes it) and write the sigstore
+bundle (cosign's format) beside it as FILE` + install.BundleSuffix + `. Publish
+the bundle beside the archive: install fetches it from the same place,
+and pack push attaches it to the pushed artifact.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if key == "" {
+				return usageErr("pack sign needs --key KEY")
+			}
+			priv, err := os.ReadFile(key)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			b, err := sign.Sign(data, priv)
+			if err != nil {
+				return &exitError{code: exitToolError, err: fmt.Errorf("%s: %w", key, err)}
+			}
+			out := args[0] + install.BundleSuffix
+			if err := os.WriteFile(out, b, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintln(g.stdout, out)
+			return nil
+		},
+	}
+	signCmd.Flags().StringVar(&key, "key", "", "the private key `FILE` to sign with")
+	verifyCmd := &cobra.Command{
+		Use:   "verify FILE",
+		Short: "Check a pack archive's signature: exit 0 when a trusted signer made it, 1 with the reason when not",
+		Long: `Check the sigstore bundle of FILE (FILE` + install.BundleSuffix + `, or --bundle)
+against the signers trusted: public keys (--trusted-key, repeatable) and
+keyless identities (--identity with --issuer, checked against the sigstore
+--trusted-root). Prints who signed; exits 1 with the reason when the
+signature is missing, does not verify, or is by someone not trusted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if bundle == "" {
+				bundle = args[0] + install.BundleSuffix
+			}
+			b, err := os.ReadFile(bundle)
+			if err != nil {
+				return &exitError{code: exitToolError, err: fmt.Errorf("%s is not signed: %v", args[0], err)}
+			}
+			tr, err := trust.trust()
+			if err != nil {
+				return err
+			}
+			s, err := tr.Verify(data, b)
+			if err != nil {
+				return &exitError{code: exitToolError, err: err}
+			}
+			if s.Issuer != "" {
+				fmt.Fprintf(g.stdout, "ok: signed by %s (issuer %s)\n", s.Identity, s.Issuer)
+			} else {
+				fmt.Fprintf(g.stdout, "ok: signed by key %s\n", s.Identity)
+			}
+			return nil
+		},
+	}
+	verifyCmd.Flags().StringVar(&bundle, "bundle", "", "the sigstore bundle `FILE` (default: FILE"+install.BundleSuffix+")")
+	trust.add(verifyCmd)
+	cmd.AddCommand(build, push, signCmd, verifyCmd)
+	return cmd
+}
+
+// trustFlags are the signers a command trusts, given on its command line.
+type trustFlags struct {
+	keys        []string
+	revoked     []string
+	identity    string
+	identityRE  string
+	issuer      string
+	trustedRoot string
+}
+
+func (f *trustFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.keys, "trusted-key", nil, "trust signatures by the public key in `FILE` (repeatable)")
+	fl.StringArrayVar(&f.revoked, "revoked-key", nil, "refuse the key `ID` (sha256:HEX), trusted or not (repeatable)")
+	fl.StringVar(&f.identity, "identity", "", "trust keyless signatures by this `SUBJECT` (an email or workflow URL), with --issuer")
+	fl.StringVar(&f.identityRE, "identity-regexp", "", "trust keyless signatures whose subject matches this whole `REGEXP`, with --issuer")
+	fl.StringVar(&f.issuer, "issuer", "", "the OIDC `ISSUER` of the keyless identity")
+	fl.StringVar(&f.trustedRoot, "trusted-root", "", "the sigstore trusted root `FILE` (trusted_root.json) keyless signatures chain to")
+}
+
+// trust reads the flags into a sign.Trust.
+func (f *trustFlags) trust() (*sign.Trust, error) {
+	tr := &sign.Trust{Revoked: f.revoked}
+	for _, k := range f.keys {
+		b, err := os.ReadFile(k)
+		if err != nil {
+			return nil, usageErr("--trusted-key: %v", err)
+		}
+		if _, err := sign.KeyID(b); err != nil {
+			return nil, usageErr("--trusted-key %s: %v", k, err)
+		}
+		tr.Keys = append(tr.Keys, b)
+	}
+	if f.identity != "" || f.identityRE != "" || f.issuer != "" {
+		if f.issuer == "" || (f.identity == "") == (f.identityRE == "") {
+			return nil, usageErr("a keyless identity needs --issuer and one of --identity and --identity-regexp")
+		}
+		tr.Identities = []sign.Identity{{Issuer: f.issuer, Subject: f.identity, SubjectRegexp: f.identityRE}}
+	}
+	if f.trustedRoot != "" {
+		b, err := os.ReadFile(f.trustedRoot)
+		if err != nil {
+			return nil, usageErr("--trusted-root: %v", err)
+		}
+		tr.TrustedRoot = b
+	}
+	return tr, nil
+}
+
+func newSignKeygenCmd(g *globals) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "keygen --out PREFIX",
+		Short: "Make a key pair to sign packs with: PREFIX.key (secret) and PREFIX.pub",
+		Long: `Make an ECDSA P-256 key pair for pack sign: the private key in PREFIX.key
+(mode 0600; keep it secret) and the public key in PREFIX.pub (give it to
+those who install your packs, for their trust policy). Prints the key's
+id, as locks and messages name it. Existing files are not overwritten.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErr("keygen needs --out PREFIX")
+			}
+			priv, pub, err := sign.GenerateKey()
+			if err != nil {
+				return err
+			}
+			for _, f := range []struct {
+				name string
+				data []byte
+				mode os.FileMode
+			}{{out + ".key", priv, 0o600}, {out + ".pub", pub, 0o644}} {
+				fh, err := os.OpenFile(f.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				_, err = fh.Write(f.data)
+				if cerr := fh.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+			}
+			id, _ := sign.KeyID(pub)
+			fmt.Fprintf(g.stdout, "%s.key\n%s.pub\n%s\n", out, out, id)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write `PREFIX`.key and PREFIX.pub")
 	return cmd
 }

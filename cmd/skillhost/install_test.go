@@ -76,3 +76,49 @@ func TestInstallFlow(t *testing.T) {
 		t.Fatalf("list after uninstall: %s", r.stdout)
 	}
 }
+
+// keygen, pack sign and pack verify: 0 for a trusted signer, 1 with the
+// reason for a changed archive or another key.
+func TestSigningFlow(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "tidy")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: tidy\ndescription: Tidy notes, for the signing test.\n---\nTidy.\n"), 0o644)
+	archive := filepath.Join(dir, "tidy.tar.gz")
+	if r := cli(t, "", "pack", "build", src, "-o", archive); r.code != 0 {
+		t.Fatalf("pack build: %s %s", r.stdout, r.stderr)
+	}
+	for _, k := range []string{"release", "other"} {
+		if r := cli(t, "", "keygen", "--out", filepath.Join(dir, k)); r.code != 0 || !strings.Contains(r.stdout, "sha256:") {
+			t.Fatalf("keygen: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "release.key")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("release.key: %v %v", st.Mode(), err)
+	}
+	if r := cli(t, "", "keygen", "--out", filepath.Join(dir, "release")); r.code == 0 {
+		t.Fatal("keygen overwrote a key")
+	}
+	if r := cli(t, "", "pack", "sign", archive, "--key", filepath.Join(dir, "release.key")); r.code != 0 {
+		t.Fatalf("pack sign: %s %s", r.stdout, r.stderr)
+	}
+	r := cli(t, "", "pack", "verify", archive, "--trusted-key", filepath.Join(dir, "release.pub"))
+	if r.code != 0 || !strings.Contains(r.stdout, "ok: signed by key sha256:") {
+		t.Fatalf("pack verify: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = cli(t, "", "pack", "verify", archive, "--trusted-key", filepath.Join(dir, "other.pub"))
+	if r.code != 1 || !strings.Contains(r.stderr, "untrusted") {
+		t.Fatalf("pack verify with another key: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	b, _ := os.ReadFile(archive)
+	b[len(b)/2] ^= 1
+	os.WriteFile(archive, b, 0o644)
+	r = cli(t, "", "pack", "verify", archive, "--trusted-key", filepath.Join(dir, "release.pub"))
+	if r.code != 1 || !strings.Contains(r.stderr, "bad signature") {
+		t.Fatalf("pack verify of a changed archive: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(archive + ".sigstore.json")
+	if r = cli(t, "", "pack", "verify", archive, "--trusted-key", filepath.Join(dir, "release.pub")); r.code != 1 || !strings.Contains(r.stderr, "not signed") {
+		t.Fatalf("pack verify of an unsigned archive: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
