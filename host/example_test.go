@@ -54,3 +54,12 @@ func ExampleCallError() {
 	fmt.Println(errors.Is(err, host.ErrTimeout), errors.As(err, &ce) && ce.Code == "timeout")
 	// Output: true true
 }
+
+// A program that may run calls in worker processes (IsolationProcess)
+// calls ServeWorkerIfChild first thing in main: a worker is the program
+// itself started again, and this call serves as one and exits. (The
+// README's worker example is this function's body, in main.)
+func ExampleServeWorkerIfChild() {
+	host.ServeWorkerIfChild() // serves as a worker and exits when started as one
+	// ...
+}
