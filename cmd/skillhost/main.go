@@ -1,6 +1,8 @@
 // Command skillhost runs WebAssembly skill tools from the command line:
-// call a tool of the loaded packs, show what it is granted, or try a
-// downloaded module directly under explicit grants.
+// serve the loaded packs' tools and skills over MCP (serve), call a tool
+// and show what it is granted, find tools and skills as a model would,
+// check skill and pack files, install packs, and try a downloaded module
+// directly under explicit grants. docs/cli.md describes every command.
 package main
 
 import (
