@@ -77,6 +77,18 @@ type Config struct {
 	// PackDirs are further folders of packs and skills, loaded as installed
 	// sources after those of the operator config.
 	PackDirs []string
+	// InstalledDir is the folder `skillhost install` writes (one folder
+	// per installed skill or pack): loaded as an installed source after
+	// PackDirs whenever it exists, at Open and at each Reload, so that
+	// what is installed while an engine runs reaches it at its next
+	// Reload.
+	InstalledDir string
+	// CheckSources, when set, is called before the sources are read, at
+	// Open and at each Reload: its error fails Open, and makes a Reload
+	// keep the packs already loaded. The CLI checks the installed folder
+	// against skillhost.lock with it, so that files changed on disk are
+	// never loaded.
+	CheckSources func(ctx context.Context) error
 	// NoBundled leaves the bundled skills and pack out.
 	NoBundled bool
 	// NoUserSources leaves out the user (~/.skillhost/skills) and workspace
@@ -315,6 +327,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	specs = insertInstalled(specs, cfg.PackDirs, op.Sources.MaxDepth)
+	if cfg.InstalledDir != "" {
+		specs = insertSources(specs, packs.SourceSpec{Name: packs.SourceInstalled, Dir: cfg.InstalledDir, MaxDepth: op.Sources.MaxDepth, Optional: true})
+	}
 	hc := host.NewConfig().WithDefaultLimits(registry.HostLimits(op.Limits)).WithDefaultLimits(cfg.DefaultLimits)
 	if !cfg.NoCache {
 		hc = hc.WithCacheDir(st.Cache)
@@ -366,6 +381,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 
 // load reads the sources and builds a registry over them: one generation.
 func (e *Engine) load(ctx context.Context) (*loaded, error) {
+	if e.cfg.CheckSources != nil {
+		if err := e.cfg.CheckSources(ctx); err != nil {
+			return nil, err
+		}
+	}
 	cat, err := packs.LoadCatalog(ctx, e.specs, &packs.CatalogOptions{Config: e.op})
 	if cat == nil {
 		return nil, err
@@ -548,16 +568,22 @@ func userDataDir() (string, error) {
 // insertInstalled puts extra installed folders after the configured
 // installed sources and before the user and workspace ones.
 func insertInstalled(specs []packs.SourceSpec, dirs []string, depth int) []packs.SourceSpec {
+	extra := make([]packs.SourceSpec, 0, len(dirs))
+	for _, d := range dirs {
+		extra = append(extra, packs.SourceSpec{Name: packs.SourceInstalled, Dir: d, MaxDepth: depth})
+	}
+	return insertSources(specs, extra...)
+}
+
+// insertSources puts extra installed sources before the user and
+// workspace sources, after the others.
+func insertSources(specs []packs.SourceSpec, extra ...packs.SourceSpec) []packs.SourceSpec {
 	at := len(specs)
 	for i, sp := range specs {
 		if sp.Name == packs.SourceUser || sp.Name == packs.SourceWorkspace {
 			at = i
 			break
 		}
-	}
-	extra := make([]packs.SourceSpec, 0, len(dirs))
-	for _, d := range dirs {
-		extra = append(extra, packs.SourceSpec{Name: packs.SourceInstalled, Dir: d, MaxDepth: depth})
 	}
 	out := append([]packs.SourceSpec(nil), specs[:at]...)
 	out = append(out, extra...)

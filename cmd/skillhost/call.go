@@ -142,15 +142,12 @@ var openEngineFunc = skillhost.Open
 // openEngine opens the engine of the global flags; adjust, when set,
 // changes the Config first.
 func openEngine(ctx context.Context, g *globals, adjust func(*skillhost.Config)) (*skillhost.Engine, error) {
-	installed, err := g.installedSource()
+	in, err := g.installer()
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, err
 	}
-	packDirs := g.packDirs
-	if installed != "" {
-		packDirs = append(slices.Clip(packDirs), installed)
-	}
-	cfg := skillhost.Config{ConfigFile: g.configFile, StateDir: g.stateDir, PackDirs: packDirs, NoBundled: g.noBundle, NoUserSources: g.noUser}
+	cfg := skillhost.Config{ConfigFile: g.configFile, StateDir: g.stateDir, PackDirs: g.packDirs, NoBundled: g.noBundle, NoUserSources: g.noUser,
+		InstalledDir: in.Dir, CheckSources: func(context.Context) error { return g.checkInstalled(in) }}
 	if adjust != nil {
 		adjust(&cfg)
 	}

@@ -38,27 +38,23 @@ func (g *globals) installer() (*install.Installer, error) {
 	return &install.Installer{Dir: filepath.Join(abs, filepath.FromSlash(installedDir)), LockFile: filepath.Join(abs, install.LockFile)}, nil
 }
 
-// installedSource returns the installed folder to load as an installed
-// source, after checking it against the lock: "" when nothing was ever
-// installed, an error naming each folder that no longer matches.
-func (g *globals) installedSource() (string, error) {
-	in, err := g.installer()
-	if err != nil {
-		return "", err
-	}
+// checkInstalled checks the installed folder against the lock: nothing
+// to check when neither exists, else an error naming each folder that no
+// longer matches.
+func (g *globals) checkInstalled(in *install.Installer) error {
 	_, lerr := os.Stat(in.LockFile)
 	_, derr := os.Stat(in.Dir)
 	if errors.Is(lerr, os.ErrNotExist) && errors.Is(derr, os.ErrNotExist) {
-		return "", nil
+		return nil
 	}
 	lock, err := install.ReadLock(in.LockFile)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if err := lock.Check(in.Dir); err != nil {
-		return "", fmt.Errorf("%w\n(the installed skills are not loaded; `skillhost install` puts back what the lock names)", err)
+		return fmt.Errorf("%w\n(nothing is loaded until the installed folder matches the lock: `skillhost install` puts back what it names)", err)
 	}
-	return in.Dir, nil
+	return nil
 }
 
 func newInstallCmd(g *globals) *cobra.Command {
