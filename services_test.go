@@ -19,6 +19,7 @@ import (
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // mailProviderEnv makes the test binary a provider command (mailBridge).
@@ -96,7 +97,7 @@ func sendResult(t *testing.T, run *skillhost.Run, args string) abi.ToolResult {
 func tenantRun(t *testing.T, e *skillhost.Engine, op *packs.Config, id string) *skillhost.Run {
 	t.Helper()
 	opts := &skillhost.RunOptions{}
-	for _, tc := range op.Tenants {
+	for _, tc := range serveconf.Of(op).Tenants {
 		if tc.ID == id {
 			opts.Grants = tc.Grants
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/server/serveconf"
 	"github.com/skillhost/skillhost/tenancy"
 )
 
@@ -309,9 +310,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	serve := serveconf.Of(op)
 	tenants := cfg.Tenants
 	if tenants == nil {
-		if tenants, err = tenancy.FromConfig(op); err != nil {
+		if tenants, err = serve.Tenancy(); err != nil {
 			return nil, err
 		}
 	}
@@ -335,12 +337,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		hc = hc.WithCacheDir(st.Cache)
 	}
 	if cfg.MemoryBudget == 0 {
-		cfg.MemoryBudget = op.Server.MemoryBudget
+		cfg.MemoryBudget = serve.Server.MemoryBudget
 	}
 	if cfg.MemoryBudget == 0 {
 		cfg.MemoryBudget = DefaultMemoryBudget
 	}
-	tick := !cfg.CountAllFuel && (op.Server.TickCheck == nil || *op.Server.TickCheck)
+	tick := !cfg.CountAllFuel && (serve.Server.TickCheck == nil || *serve.Server.TickCheck)
 	hc = hc.WithMemoryBudget(cfg.MemoryBudget).WithTickCheck(tick)
 	h, err := host.New(ctx, hc)
 	if err != nil {

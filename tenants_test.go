@@ -12,6 +12,7 @@ import (
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 	"github.com/skillhost/skillhost/tenancy"
 )
 
@@ -29,7 +30,7 @@ func TestPackTenantSkills(t *testing.T) {
 		t.Helper()
 		toml := "[skill_discovery]\ntools = \"" + family + "\"\n"
 		for _, id := range []string{"a", "b"} {
-			toml += "[tenants." + id + "]\napi_keys = [\"" + packs.HashKey("key-"+id) + "\"]\n"
+			toml += "[tenants." + id + "]\napi_keys = [\"" + serveconf.HashKey("key-"+id) + "\"]\n"
 			if id == owner {
 				toml += "packs = [\"alpha\"]\n"
 			}
@@ -104,8 +105,8 @@ func TestGoSkillReplacingOwnedSkill(t *testing.T) {
 	skill := filepath.Join(dir, "alpha", "alpha-guide", "SKILL.md")
 	os.MkdirAll(filepath.Dir(skill), 0o755)
 	os.WriteFile(skill, []byte("---\nname: alpha-guide\ndescription: The file skill.\n---\n\nFile.\n"), 0o644)
-	toml := "[tenants.a]\napi_keys = [\"" + packs.HashKey("key-a") + "\"]\npacks = [\"alpha\"]\n" +
-		"[tenants.b]\napi_keys = [\"" + packs.HashKey("key-b") + "\"]\n"
+	toml := "[tenants.a]\napi_keys = [\"" + serveconf.HashKey("key-a") + "\"]\npacks = [\"alpha\"]\n" +
+		"[tenants.b]\napi_keys = [\"" + serveconf.HashKey("key-b") + "\"]\n"
 	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
 	if err != nil {
 		t.Fatal(err)
@@ -140,8 +141,8 @@ func TestConfigTenants(t *testing.T) {
 	skill := filepath.Join(dir, "alpha", "alpha-guide", "SKILL.md")
 	os.MkdirAll(filepath.Dir(skill), 0o755)
 	os.WriteFile(skill, []byte("---\nname: alpha-guide\ndescription: How to ship alpha widgets.\n---\n\nShip them.\n"), 0o644)
-	toml := "[tenants.a]\napi_keys = [\"" + packs.HashKey("key-a") + "\"]\npacks = [\"alpha\"]\n" +
-		"[tenants.b]\napi_keys = [\"" + packs.HashKey("key-b") + "\"]\n"
+	toml := "[tenants.a]\napi_keys = [\"" + serveconf.HashKey("key-a") + "\"]\npacks = [\"alpha\"]\n" +
+		"[tenants.b]\napi_keys = [\"" + serveconf.HashKey("key-b") + "\"]\n"
 	cfg, err := packs.ParseConfig(filepath.Join(dir, "skillhost.toml"), []byte(toml))
 	if err != nil {
 		t.Fatal(err)

@@ -158,12 +158,10 @@ type Config struct {
 	// SkillDiscovery holds the [skill_discovery] section: the skill
 	// discovery tools, pre-flight retrieval and the skill directory.
 	SkillDiscovery SkillDiscoveryConfig `json:"skill_discovery,omitzero"`
-	// Server holds the [server] section: how `skillhost serve` listens
-	// and what it records.
-	Server ServerConfig `json:"server,omitzero"`
-	// Tenants holds the [tenants.<id>] sections, in file order. With none,
-	// `skillhost serve` serves one local tenant without authentication.
-	Tenants []TenantConfig `json:"tenants,omitempty"`
+	// sections holds what the owners of the tables packs does not read
+	// made of them ([server] and [tenants] are the server's), by owner
+	// (Section).
+	sections map[string]any
 	// Capabilities holds the [capabilities] section: the external
 	// commands that serve a guest's capability_call, by namespace.
 	Capabilities CapabilitiesConfig `json:"capabilities,omitzero"`
@@ -451,6 +449,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	r := &tomlReader{Walker: w, base: w.Base()}
+	owned := map[string][]tomlValue{}
 	c := &Config{
 		walker:   w,
 		mu:       new(sync.Mutex),
@@ -487,17 +486,17 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			}
 		case "skill_discovery":
 			r.skillDiscovery(c, kv)
-		case "server":
-			r.server(c, kv)
-		case "tenants":
-			r.tenants(c, kv)
 		case "capabilities":
 			r.capabilities(c, kv)
 		default:
+			if sectionOf(kv.Key.Last()) != "" {
+				owned[kv.Key.Last()] = append(owned[kv.Key.Last()], kv)
+				continue
+			}
 			r.Errorf(kv, "unknown key %q; expected one of %s", kv.Key.String(), topLevelKeys)
 		}
 	}
-	r.checkServe(c)
+	readSections(r.Walker, c, owned)
 	if def := c.SkillDiscovery.ScopeMode; def != "" {
 		for name, g := range c.Packs {
 			if !g.scopeSet {
@@ -524,8 +523,6 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 type tomlReader struct {
 	*confwalk.Walker
 	base string
-	// oauthSeen is set when [server.oauth] is present, even if unusable.
-	oauthSeen bool
 }
 
 // tomlValue is one key of the document and its value.

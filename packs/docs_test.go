@@ -18,6 +18,9 @@ import (
 
 	"github.com/skillhost/skillhost/internal/evalset"
 	"github.com/skillhost/skillhost/packs"
+	// The examples are read as skillhost reads them: [server] and
+	// [tenants] by their owner.
+	_ "github.com/skillhost/skillhost/server/serveconf"
 )
 
 // The user documentation in docs/*.md shows example files. Each one is a

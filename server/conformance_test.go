@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/testenv"
-	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts")
@@ -28,7 +28,7 @@ var conformanceTenant = `
 shared_packs = ["core", "secret"]
 
 [tenants.t]
-api_keys = ["` + packs.HashKey(confKey) + `"]
+api_keys = ["` + serveconf.HashKey(confKey) + `"]
 tools = ["slugify", "secret_echo", "tool_search"]
 `
 

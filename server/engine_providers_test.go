@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // TestEngineProvidersReachTenants: the server gives its tenants' runs the
@@ -26,10 +26,10 @@ func TestEngineProvidersReachTenants(t *testing.T) {
 	})
 	_, ts := serveCaps(t, `
 [tenants.acme]
-api_keys = ["`+packs.HashKey("acme-key")+`"]
+api_keys = ["`+serveconf.HashKey("acme-key")+`"]
 
 [tenants.narrow]
-api_keys = ["`+packs.HashKey("narrow-key")+`"]
+api_keys = ["`+serveconf.HashKey("narrow-key")+`"]
 [tenants.narrow.grants.capspack]
 services = []
 `, map[string]skillhost.ServiceProvider{"test": test}, []string{"test.echo"})

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // HTTPServer returns an http.Server for the server's Handler with the
@@ -192,7 +192,7 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 // originAllowed reports whether origin is the request's own host or one
 // of allowed_origins.
 func (s *Server) originAllowed(origin, host string) bool {
-	norm, ok := packs.NormalizeOrigin(origin)
+	norm, ok := serveconf.NormalizeOrigin(origin)
 	if !ok {
 		return false // "null", or not an origin at all
 	}

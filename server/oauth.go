@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // DefaultOAuthLeeway is the clock skew allowed on a token's exp, nbf and
@@ -70,7 +70,7 @@ func invalidToken(format string, args ...any) *tokenError {
 	return &tokenError{status: http.StatusUnauthorized, code: "invalid_token", msg: fmt.Sprintf(format, args...)}
 }
 
-func newOAuthVerifier(s *Server, o *packs.OAuthConfig, log *slog.Logger) (*oauthVerifier, error) {
+func newOAuthVerifier(s *Server, o *serveconf.OAuth, log *slog.Logger) (*oauthVerifier, error) {
 	v := &oauthVerifier{issuer: o.Issuer, resource: o.Resource, scopes: o.Scopes, leeway: o.Leeway,
 		claim: o.TenantClaim, tenants: s.tenants, local: s.local,
 		subjects: map[string]*tenant{}, clients: map[string]*tenant{}}

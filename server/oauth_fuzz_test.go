@@ -14,7 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 	"github.com/skillhost/skillhost/tenancy"
 )
 
@@ -31,9 +31,9 @@ func fuzzVerifier(f *testing.F) (*oauthVerifier, *rsa.PrivateKey, *ecdsa.Private
 		f.Fatal(err)
 	}
 	a, b := &tenant{Tenant: &tenancy.Tenant{ID: "a"}}, &tenant{Tenant: &tenancy.Tenant{ID: "b"}}
-	s := &Server{cfg: &packs.Config{Tenants: []packs.TenantConfig{{ID: "a", OAuthSubjects: []string{"alice"}}, {ID: "b", OAuthClients: []string{"bot"}}}},
+	s := &Server{cfg: &serveconf.Config{Tenants: []serveconf.Tenant{{Tenant: tenancy.Tenant{ID: "a"}, OAuthSubjects: []string{"alice"}}, {Tenant: tenancy.Tenant{ID: "b"}, OAuthClients: []string{"bot"}}}},
 		tenants: map[string]*tenant{"a": a, "b": b}}
-	v, err := newOAuthVerifier(s, &packs.OAuthConfig{Issuer: "https://as.example", Resource: "https://mcp.example/mcp", Scopes: []string{"mcp"}},
+	v, err := newOAuthVerifier(s, &serveconf.OAuth{Issuer: "https://as.example", Resource: "https://mcp.example/mcp", Scopes: []string{"mcp"}},
 		slog.New(slog.DiscardHandler))
 	if err != nil {
 		f.Fatal(err)

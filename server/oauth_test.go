@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // authServer is an OAuth authorization server on loopback: it serves its
@@ -196,13 +196,13 @@ shared_packs = []
 ` + oauthTable(as, base) + `scopes = ["mcp:tools"]
 ` + extra + `
 [tenants.a]
-api_keys = ["` + packs.HashKey(keyA) + `"]
+api_keys = ["` + serveconf.HashKey(keyA) + `"]
 oauth_subjects = ["alice", "carol"]
 oauth_clients = ["ci-a"]
 packs = ["core"]
 
 [tenants.b]
-api_keys = ["` + packs.HashKey(keyB) + `"]
+api_keys = ["` + serveconf.HashKey(keyB) + `"]
 oauth_subjects = ["bob"]
 packs = ["secret"]
 activation_scope = "session"
@@ -448,7 +448,7 @@ shared_packs = []
 tenant_claim = "org"
 
 [tenants.a]
-api_keys = ["` + packs.HashKey(keyA) + `"]
+api_keys = ["` + serveconf.HashKey(keyA) + `"]
 packs = ["core"]
 
 [tenants.b]

@@ -25,6 +25,7 @@ import (
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // openBundled opens an engine over the bundled pack only, keeping its
@@ -40,7 +41,7 @@ func openBundled(tb testing.TB, stateDir, toml string) (*skillhost.Engine, *serv
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(e, &server.Options{Config: serveconf.Of(cfg), Events: hub, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		e.Close(context.Background())
 		tb.Fatal(err)
@@ -140,7 +141,7 @@ func benchmarkTenantsMemory(b *testing.B, tenants int, budget uint64, tick bool)
 	keys := make([]string, tenants)
 	for i := range tenants {
 		keys[i] = fmt.Sprintf("sk_bench_tenant_%03d_key", i)
-		fmt.Fprintf(&toml, "[tenants.t%03d]\napi_keys = [%q]\n", i, packs.HashKey(keys[i]))
+		fmt.Fprintf(&toml, "[tenants.t%03d]\napi_keys = [%q]\n", i, serveconf.HashKey(keys[i]))
 		fmt.Fprintf(&toml, "[tenants.t%03d.grants.core]\nlimits = {max_memory = \"%dKiB\"}\n", i, 64<<10-64*i)
 	}
 	dir := filepath.Join(testenv.StateDir(), "serve-bench")

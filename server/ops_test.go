@@ -28,6 +28,7 @@ import (
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // Secrets the operations tests put where a careless log would copy them.
@@ -207,7 +208,7 @@ func newOpsFixture(t testing.TB, fo opsFixtureOptions) *opsFixture {
 		t.Fatalf("problems: %v", p)
 	}
 	opts := fo.opts
-	opts.Config, opts.Events, opts.Version = cfg, hub, "test"
+	opts.Config, opts.Events, opts.Version = serveconf.Of(cfg), hub, "test"
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -458,7 +459,7 @@ func TestAuditLogStdoutAndOff(t *testing.T) {
 		t.Error("an audit log was written with audit_log unset")
 	}
 
-	_, err := server.New(f.e, &server.Options{Config: mustParse(t, "[server]\naudit_log = \""+filepath.Join(t.TempDir(), "no", "such", "dir", "a.log")+"\"\n")})
+	_, err := server.New(f.e, &server.Options{Config: serveconf.Of(mustParse(t, "[server]\naudit_log = \""+filepath.Join(t.TempDir(), "no", "such", "dir", "a.log")+"\"\n"))})
 	if err == nil || !strings.Contains(err.Error(), "audit_log") {
 		t.Errorf("an audit log that cannot be opened: %v, want an error naming audit_log", err)
 	}
@@ -544,7 +545,7 @@ func TestMetricsLocal(t *testing.T) {
 func TestMetricsTenants(t *testing.T) {
 	toml := `
 [tenants.alpha]
-api_keys = ["` + packs.HashKey(opsKey) + `"]
+api_keys = ["` + serveconf.HashKey(opsKey) + `"]
 quotas = {calls_per_minute = 1}
 `
 	const token = "metrics-token-for-the-operator"
@@ -863,7 +864,7 @@ func TestAuditTenantGrant(t *testing.T) {
 audit_log = "` + logPath + `"
 
 [tenants.alpha]
-api_keys = ["` + packs.HashKey(opsKey) + `"]
+api_keys = ["` + serveconf.HashKey(opsKey) + `"]
 
 [tenants.alpha.grants.opspack]
 allowed_hosts = []

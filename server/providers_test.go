@@ -20,6 +20,7 @@ import (
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // capsPack is capcall.wat's three exports, each asking one service.
@@ -93,7 +94,7 @@ func serveCaps(t *testing.T, toml string, inGo map[string]skillhost.ServiceProvi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(e, &server.Options{Config: serveconf.Of(cfg), Events: hub, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

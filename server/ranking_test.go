@@ -17,6 +17,7 @@ import (
 	"github.com/skillhost/skillhost/internal/testenv"
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // The API keys of the ranking test's tenants.
@@ -34,11 +35,11 @@ tools = "search"
 shared_packs = []
 
 [tenants.a]
-api_keys = ["` + packs.HashKey(rankKeyA) + `"]
+api_keys = ["` + serveconf.HashKey(rankKeyA) + `"]
 packs = ["alpha"]
 
 [tenants.b]
-api_keys = ["` + packs.HashKey(rankKeyB) + `"]
+api_keys = ["` + serveconf.HashKey(rankKeyB) + `"]
 packs = ["beta"]
 `
 
@@ -188,7 +189,7 @@ func TestTenantRankingThroughServer(t *testing.T) {
 	if p := e.Problems(); len(p) > 0 {
 		t.Fatalf("loading the fixture: %v", p)
 	}
-	srv, err := server.New(e, &server.Options{Config: cfg, Version: "test", Logger: quiet})
+	srv, err := server.New(e, &server.Options{Config: serveconf.Of(cfg), Version: "test", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,23 +23,18 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
+	"github.com/skillhost/skillhost/server/serveconf"
 	"github.com/skillhost/skillhost/tenancy"
 )
 
 // LocalTenant is the tenant of a server with no [tenants] configured.
 const LocalTenant = "local"
-
-// DefaultDrainTimeout is how long Shutdown lets calls in flight finish when
-// [server] drain_timeout is not set.
-const DefaultDrainTimeout = 30 * time.Second
 
 // Errors of New and ListenAndServe.
 var (
@@ -54,9 +49,10 @@ var (
 
 // Options configure a Server.
 type Options struct {
-	// Config holds the [server] and [tenants] sections; nil means the
-	// engine's operator config.
-	Config *packs.Config
+	// Config holds the [server] and [tenants] sections; nil means those of
+	// the engine's operator config (serveconf.Of). A Config built in Go is
+	// checked (Config.Validate).
+	Config *serveconf.Config
 	// Logger receives the server's own log records; nil is slog.Default.
 	Logger *slog.Logger
 	// Version is reported to clients as the server's version.
@@ -80,7 +76,7 @@ type Options struct {
 // Server is an MCP server over an engine. It is safe for concurrent use.
 type Server struct {
 	e       *skillhost.Engine
-	cfg     *packs.Config
+	cfg     *serveconf.Config
 	log     *slog.Logger
 	sdkLog  *slog.Logger // the SDK's: it logs every connection at Info
 	version string
@@ -96,10 +92,10 @@ type Server struct {
 	ready    atomic.Bool // set by Warm
 	ops      *ops        // audit log, metrics, traces (ops.go)
 
-	limits    packs.ServeLimits // [server]'s limits, defaults filled in
-	sessions  *sessionTable     // the HTTP transport's open sessions
-	admitted  sync.Map          // admissionHeader token -> admission
-	origins   map[string]bool   // [server] allowed_origins, normalised
+	limits    serveconf.Limits // [server]'s limits, defaults filled in
+	sessions  *sessionTable    // the HTTP transport's open sessions
+	admitted  sync.Map         // admissionHeader token -> admission
+	origins   map[string]bool  // [server] allowed_origins, normalised
 	anyOrigin bool
 }
 
@@ -121,7 +117,10 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 	s := &Server{e: e, cfg: opts.Config, log: opts.Logger, version: opts.Version,
 		tenants: map[string]*tenant{}, byKey: map[[32]byte]*tenant{}}
 	if s.cfg == nil {
-		s.cfg = e.Operator()
+		s.cfg = serveconf.Of(e.Operator())
+	}
+	if err := s.cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -130,7 +129,7 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		s.version = "dev"
 	}
 	s.sdkLog = slog.New(minLevel{s.log.Handler(), slog.LevelWarn})
-	s.limits = limits(s.cfg.Server.Limits)
+	s.limits = s.cfg.Server.Limits.WithDefaults()
 	s.sessions = newSessionTable(s.limits)
 	s.origins = map[string]bool{}
 	for _, o := range s.cfg.Server.AllowedOrigins {
@@ -139,7 +138,7 @@ func New(e *skillhost.Engine, opts *Options) (*Server, error) {
 		}
 		s.origins[o] = true
 	}
-	set, err := tenancy.FromConfig(s.cfg)
+	set, err := s.cfg.Tenancy()
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // Protocol revisions the tests speak.
@@ -45,11 +46,11 @@ var twoTenants = `
 shared_packs = []
 
 [tenants.a]
-api_keys = ["` + packs.HashKey(keyA) + `"]
+api_keys = ["` + serveconf.HashKey(keyA) + `"]
 packs = ["core"]
 
 [tenants.b]
-api_keys = ["` + packs.HashKey(keyB) + `"]
+api_keys = ["` + serveconf.HashKey(keyB) + `"]
 packs = ["secret"]
 activation_scope = "session"
 `
@@ -159,7 +160,7 @@ func newFixtureAt(t testing.TB, toml func(base string) string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close(context.Background()) })
-	srv, err := server.New(e, &server.Options{Config: cfg, Events: hub, Version: "test", Logger: quiet, MetricsToken: fixtureMetricsToken})
+	srv, err := server.New(e, &server.Options{Config: serveconf.Of(cfg), Events: hub, Version: "test", Logger: quiet, MetricsToken: fixtureMetricsToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,18 +439,18 @@ func TestCheckListen(t *testing.T) {
 	if err := withTenants.srv.CheckListen("0.0.0.0:8787"); !errors.Is(err, server.ErrUnsafeListen) || !strings.Contains(err.Error(), "allowed_hosts") {
 		t.Errorf("public without allowed_hosts: %v", err)
 	}
-	if _, err := server.New(withTenants.e, &server.Options{Config: mustConfig(t, twoTenants+"\n[tenants.c]\napi_keys = [\""+packs.HashKey("k")+"\"]\npacks = [\"core\"]\n")}); !errors.Is(err, server.ErrBadTenants) {
+	if _, err := server.New(withTenants.e, &server.Options{Config: mustConfig(t, twoTenants+"\n[tenants.c]\napi_keys = [\""+serveconf.HashKey("k")+"\"]\npacks = [\"core\"]\n")}); !errors.Is(err, server.ErrBadTenants) {
 		t.Errorf("a pack of two tenants: %v", err)
 	}
 }
 
-func mustConfig(t *testing.T, toml string) *packs.Config {
+func mustConfig(t *testing.T, toml string) *serveconf.Config {
 	t.Helper()
 	cfg, err := packs.ParseConfig("skillhost.toml", []byte(toml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return serveconf.Of(cfg)
 }
 
 // Over standard input and output, one session serves the local tenant.
@@ -496,13 +497,14 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Server.AuditLog != "/var/log/skillhost/audit.jsonl" {
-		t.Errorf("audit_log = %q", cfg.Server.AuditLog)
+	sc := serveconf.Of(cfg)
+	if sc.Server.AuditLog != "/var/log/skillhost/audit.jsonl" {
+		t.Errorf("audit_log = %q", sc.Server.AuditLog)
 	}
-	cfg.Server.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl") // this machine has no /var/log/skillhost
-	if len(cfg.Tenants) != 2 || cfg.Tenants[0].Quotas.ConcurrentCalls != 8 || cfg.Tenants[1].Quotas.CallsPerMinute != 120 ||
-		len(cfg.Tenants[0].Grants["web-tools"].AllowedHosts) != 2 || cfg.Server.DrainTimeout != 20*time.Second {
-		t.Errorf("parsed %+v", cfg)
+	sc.Server.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl") // this machine has no /var/log/skillhost
+	if len(sc.Tenants) != 2 || sc.Tenants[0].Quotas.ConcurrentCalls != 8 || sc.Tenants[1].Quotas.CallsPerMinute != 120 ||
+		len(sc.Tenants[0].Grants["web-tools"].AllowedHosts) != 2 || sc.Server.DrainTimeout != 20*time.Second {
+		t.Errorf("parsed %+v", sc)
 	}
 	e, err := skillhost.Open(context.Background(), skillhost.Config{StateDir: testenv.StateDir(), IndexPath: filepath.Join(t.TempDir(), "index.db"),
 		NoUserSources: true, Operator: cfg})
@@ -510,7 +512,7 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
-	srv, err := server.New(e, &server.Options{Config: cfg, Logger: quiet})
+	srv, err := server.New(e, &server.Options{Config: sc, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

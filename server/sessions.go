@@ -9,41 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
-
-// Defaults of [server]'s limits (packs.ServeLimits).
-const (
-	DefaultMaxSessions        = 10000
-	DefaultMaxTenantSessions  = 1000
-	DefaultSessionIdleTimeout = 30 * time.Minute
-	DefaultMaxSessionStreams  = 32
-	DefaultReadTimeout        = 30 * time.Second
-	DefaultWriteTimeout       = 30 * time.Second
-	DefaultIdleTimeout        = 60 * time.Second
-)
-
-// limits returns the [server] limits with defaults for the fields unset.
-func limits(l packs.ServeLimits) packs.ServeLimits {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defDur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&l.MaxSessions, DefaultMaxSessions)
-	def(&l.MaxTenantSessions, DefaultMaxTenantSessions)
-	def(&l.MaxSessionStreams, DefaultMaxSessionStreams)
-	defDur(&l.SessionIdleTimeout, DefaultSessionIdleTimeout)
-	defDur(&l.ReadTimeout, DefaultReadTimeout)
-	defDur(&l.WriteTimeout, DefaultWriteTimeout)
-	defDur(&l.IdleTimeout, DefaultIdleTimeout)
-	return l
-}
 
 // sessionTable is the open MCP sessions of the HTTP transport, by tenant:
 // what the session limits count. A session is entered when a request
@@ -78,7 +45,7 @@ type sessionEntry struct {
 	lastUsed time.Time
 }
 
-func newSessionTable(l packs.ServeLimits) *sessionTable {
+func newSessionTable(l serveconf.Limits) *sessionTable {
 	return &sessionTable{max: l.MaxSessions, maxTenant: l.MaxTenantSessions, maxStreams: l.MaxSessionStreams,
 		byTenant: map[string]map[string]*sessionEntry{}}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // The API keys of the skill tests' tenants.
@@ -40,11 +41,11 @@ var skillTenants = `
 shared_packs = ["shared"]
 
 [tenants.a]
-api_keys = ["` + packs.HashKey(skKeyA) + `"]
+api_keys = ["` + serveconf.HashKey(skKeyA) + `"]
 packs = ["alpha"]
 
 [tenants.b]
-api_keys = ["` + packs.HashKey(skKeyB) + `"]
+api_keys = ["` + serveconf.HashKey(skKeyB) + `"]
 packs = ["beta"]
 `
 
@@ -164,7 +165,7 @@ func newFamilyFixture(t *testing.T, family string, more map[string]string, goSki
 	if p := e.Problems(); len(p) > 0 {
 		t.Fatalf("loading the fixture: %v", p)
 	}
-	srv, err := server.New(e, &server.Options{Config: cfg, Version: "test"})
+	srv, err := server.New(e, &server.Options{Config: serveconf.Of(cfg), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

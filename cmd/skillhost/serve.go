@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost"
-	"github.com/skillhost/skillhost/packs"
 	"github.com/skillhost/skillhost/registry"
 	"github.com/skillhost/skillhost/server"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // DefaultServeAddr is where `skillhost serve` listens without --http or
@@ -91,7 +91,7 @@ who sends it as "Authorization: Bearer <key>".`,
 			var b [32]byte
 			rand.Read(b[:])
 			key := "sk_" + base64.RawURLEncoding.EncodeToString(b[:])
-			fmt.Fprintf(g.stdout, "key:  %s\nhash: %s\n\nin skillhost.toml:\n  [tenants.<id>]\n  api_keys = [%q]\n", key, packs.HashKey(key), packs.HashKey(key))
+			fmt.Fprintf(g.stdout, "key:  %s\nhash: %s\n\nin skillhost.toml:\n  [tenants.<id>]\n  api_keys = [%q]\n", key, serveconf.HashKey(key), serveconf.HashKey(key))
 			return nil
 		},
 	}
@@ -110,7 +110,7 @@ func serve(ctx context.Context, g *globals, sf *serveFlags) error {
 	defer e.Close(context.Background())
 	otlp := sf.otlp
 	if otlp == "" {
-		otlp = e.Operator().Server.OTLPEndpoint
+		otlp = serveconf.Of(e.Operator()).Server.OTLPEndpoint
 	}
 	tp, err := server.NewTracerProvider(ctx, otlp, buildVersion().Version)
 	if err != nil {
@@ -163,9 +163,9 @@ func serve(ctx context.Context, g *globals, sf *serveFlags) error {
 		return err
 	case <-ctx.Done():
 	}
-	drain := e.Operator().Server.DrainTimeout
+	drain := serveconf.Of(e.Operator()).Server.DrainTimeout
 	if drain == 0 {
-		drain = server.DefaultDrainTimeout
+		drain = serveconf.DefaultDrainTimeout
 	}
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillhost/skillhost/packs"
+	"github.com/skillhost/skillhost/server/serveconf"
 )
 
 // lineWriter is an io.Writer whose lines reach a channel.
@@ -87,7 +87,7 @@ func TestServeRefusesAndKeygen(t *testing.T) {
 	}
 	r = cli(t, "", "serve", "keygen")
 	m := regexp.MustCompile(`key:  (\S+)\nhash: (sha256:[0-9a-f]{64})`).FindStringSubmatch(r.stdout)
-	if r.code != 0 || m == nil || packs.HashKey(m[1]) != m[2] {
+	if r.code != 0 || m == nil || serveconf.HashKey(m[1]) != m[2] {
 		t.Errorf("keygen: %+v", r)
 	}
 }

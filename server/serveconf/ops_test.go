@@ -1,15 +1,13 @@
-package packs_test
+package serveconf
 
 import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/skillhost/skillhost/packs"
 )
 
 func TestServerOTLPEndpoint(t *testing.T) {
-	cfg, err := packs.ParseConfig("skillhost.toml", []byte("[server]\notlp_endpoint = \"http://collector:4318\"\n"))
+	cfg, err := parse("[server]\notlp_endpoint = \"http://collector:4318\"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,9 +15,9 @@ func TestServerOTLPEndpoint(t *testing.T) {
 		t.Errorf("otlp_endpoint = %q", cfg.Server.OTLPEndpoint)
 	}
 	for _, bad := range []string{`"collector:4318"`, `"ftp://collector"`, `"http://"`, `4318`} {
-		_, err := packs.ParseConfig("skillhost.toml", []byte("[server]\notlp_endpoint = "+bad+"\n"))
-		if !errors.Is(err, packs.ErrInvalidConfig) {
-			t.Errorf("otlp_endpoint = %s: %v, want ErrInvalidConfig", bad, err)
+		_, err := parse("[server]\notlp_endpoint = " + bad + "\n")
+		if !errors.Is(err, ErrBadConfig) {
+			t.Errorf("otlp_endpoint = %s: %v, want ErrBadConfig", bad, err)
 		}
 	}
 }
@@ -27,8 +25,8 @@ func TestServerOTLPEndpoint(t *testing.T) {
 // [server.providers] is gone: the error sends the operator to the section
 // that serves every engine.
 func TestServerProvidersPointToCapabilities(t *testing.T) {
-	_, err := packs.ParseConfig("skillhost.toml", []byte("[server.providers.mail]\ncommand = [\"mail-bridge\"]\n"))
-	if !errors.Is(err, packs.ErrInvalidConfig) || !strings.Contains(err.Error(), "[capabilities.providers.<namespace>]") {
+	_, err := parse("[server.providers.mail]\ncommand = [\"mail-bridge\"]\n")
+	if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), "[capabilities.providers.<namespace>]") {
 		t.Errorf("[server.providers.mail]: %v, want an error naming [capabilities.providers.<namespace>]", err)
 	}
 }

@@ -1,11 +1,23 @@
-package packs
+package serveconf
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/packs"
 )
+
+// parse reads a config file's bytes and returns its [server] and
+// [tenants] sections.
+func parse(toml string) (*Config, error) {
+	op, err := packs.ParseConfig("skillhost.toml", []byte(toml))
+	if err != nil {
+		return nil, err
+	}
+	return Of(op), nil
+}
 
 func TestServeConfig(t *testing.T) {
 	good := `
@@ -33,7 +45,7 @@ memory = "256MiB"
 [tenants.acme.grants.web]
 allowed_hosts = ["api.example.com"]
 `
-	c, err := ParseConfig("skillhost.toml", []byte(good))
+	c, err := parse(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +63,7 @@ allowed_hosts = ["api.example.com"]
 		a.Grants["web"].AllowedHosts[0] != "api.example.com" {
 		t.Errorf("tenant = %+v", a)
 	}
-	if _, err := ParseConfig("skillhost.toml", []byte("[server]\nshared_packs = []\n")); err != nil {
+	if _, err := parse("[server]\nshared_packs = []\n"); err != nil {
 		t.Errorf("an empty shared_packs: %v", err)
 	}
 }
@@ -77,8 +89,8 @@ func TestServeConfigErrors(t *testing.T) {
 		{"empty glob", "[tenants.a]\napi_keys = [\"" + key + "\"]\ntools = [\"\"]\n", "is empty"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseConfig("skillhost.toml", []byte(c.toml))
-			if err == nil || !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "skillhost.toml:") {
+			_, err := parse(c.toml)
+			if err == nil || !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "skillhost.toml:") {
 				t.Errorf("error = %v, want one naming the line and %q", err, c.want)
 			}
 		})
@@ -102,7 +114,7 @@ packs = ["web"]
 [tenants.beta]
 api_keys = ["` + HashKey("k") + `"]
 `
-	c, err := ParseConfig("skillhost.toml", []byte(good))
+	c, err := parse(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +127,10 @@ api_keys = ["` + HashKey("k") + `"]
 		t.Errorf("tenant = %+v", a)
 	}
 	claim := "[server.oauth]\nissuer = \"http://127.0.0.1:9000/realms/x\"\nresource = \"http://localhost:8787/mcp\"\ntenant_claim = \"org\"\n[tenants.a]\npacks = []\n"
-	if c, err := ParseConfig("skillhost.toml", []byte(claim)); err != nil || c.Server.OAuth.TenantClaim != "org" {
+	if c, err := parse(claim); err != nil || c.Server.OAuth.TenantClaim != "org" {
 		t.Errorf("tenant_claim on loopback http: %v", err)
 	}
-	if _, err := ParseConfig("skillhost.toml", []byte("[server.oauth]\nissuer = \"https://a.example\"\nresource = \"https://m.example/mcp\"\n")); err != nil {
+	if _, err := parse("[server.oauth]\nissuer = \"https://a.example\"\nresource = \"https://m.example/mcp\"\n"); err != nil {
 		t.Errorf("OAuth without tenants: %v", err)
 	}
 }
@@ -148,8 +160,8 @@ func TestServeConfigOAuthErrors(t *testing.T) {
 		{"subjects without oauth", "[tenants.a]\noauth_subjects = [\"u\"]\n", "no [server.oauth] section"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseConfig("skillhost.toml", []byte(c.toml))
-			if err == nil || !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "skillhost.toml:") {
+			_, err := parse(c.toml)
+			if err == nil || !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "skillhost.toml:") {
 				t.Errorf("error = %v, want one naming the line and %q", err, c.want)
 			}
 		})
