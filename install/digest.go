@@ -22,7 +22,20 @@ const DigestPrefix = "sha256:"
 // the digest other skill installers pin in their locks, so that each can
 // check the other's. A path with a control character, which could make
 // two trees hash alike, is an error, as is a tree with no file.
-func ContentDigest(fsys fs.FS) (string, error) {
+func ContentDigest(fsys fs.FS) (string, error) { return contentDigest(fsys, false) }
+
+// sourceDigest is the content digest a folder source installs to: its
+// files less those Build leaves out (.git and the others of skipped).
+func sourceDigest(dir string) (string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	return contentDigest(root.FS(), true)
+}
+
+func contentDigest(fsys fs.FS, skip bool) (string, error) {
 	type entry struct {
 		path string
 		sum  [sha256.Size]byte
@@ -31,6 +44,9 @@ func ContentDigest(fsys fs.FS) (string, error) {
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skip && d.IsDir() && skipped[d.Name()] {
+			return fs.SkipDir
 		}
 		if !d.Type().IsRegular() {
 			return nil

@@ -144,6 +144,10 @@ func TestSyncUsesTheLockedCommit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("moving the tag: %v %s", err, out)
 	}
+	od, err := in.Outdated(ctx)
+	if err != nil || len(od) != 1 || od[0].Name != "alpha" || od[0].Locked != v1 || od[0].Latest != v2 {
+		t.Fatalf("outdated after the tag moved: %+v, %v", od, err)
+	}
 	os.RemoveAll(filepath.Join(in.Dir, "alpha"))
 	if _, err := in.Sync(ctx); err != nil {
 		t.Fatal(err)

@@ -112,6 +112,9 @@ func TestOCIPushAndInstall(t *testing.T) {
 	if _, err := in.Push(ctx, v2, host+"/skills/weather:1"); err != nil {
 		t.Fatal(err)
 	}
+	if od, err := in.Outdated(ctx); err != nil || len(od) != 1 || od[0].Locked != d1 || od[0].Latest == d1 {
+		t.Fatalf("outdated after the tag moved: %+v, %v", od, err)
+	}
 	os.RemoveAll(filepath.Join(in.Dir, "weather"))
 	if _, err := in.Sync(ctx); err != nil {
 		t.Fatal(err)

@@ -178,6 +178,7 @@ func (in *Installer) download(ctx context.Context, u, file string, limit int64) 
 // wellKnownIndex is /.well-known/agent-skills/index.json, version 0.2.0
 // of the agent skills discovery format.
 type wellKnownIndex struct {
+	base    *url.URL
 	Version string `json:"version"`
 	Skills  []struct {
 		Name        string `json:"name"`
@@ -188,13 +189,8 @@ type wellKnownIndex struct {
 	} `json:"skills"`
 }
 
-// maxIndexBytes bounds a well-known index.
-const maxIndexBytes = 4 << 20
-
-// wellKnown fetches the site's index and each skill req names (or every
-// one with all) into tree, each skill in a folder of its name, and
-// returns the digests of what it fetched by skill name.
-func (in *Installer) wellKnown(ctx context.Context, site string, req Request, tmp, tree string, signed func(key, what, file string, bundle []byte) error) (map[string]string, error) {
+// fetchIndex fetches and reads a site's well-known index.
+func (in *Installer) fetchIndex(ctx context.Context, site, tmp string) (*wellKnownIndex, error) {
 	base, err := url.Parse(strings.TrimSuffix(site, "/") + "/.well-known/agent-skills/index.json")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrBadSource, site, err)
@@ -207,14 +203,28 @@ func (in *Installer) wellKnown(ctx context.Context, site string, req Request, tm
 	if err != nil {
 		return nil, err
 	}
-	var idx wellKnownIndex
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	if err := dec.Decode(&idx); err != nil {
+	idx := &wellKnownIndex{base: base}
+	if err := json.Unmarshal(data, idx); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadSource, base, err)
 	}
 	if !strings.HasPrefix(idx.Version, "0.2.") {
 		return nil, fmt.Errorf("%w: %s: version %q; this skillhost reads 0.2.x", ErrBadSource, base, idx.Version)
 	}
+	return idx, nil
+}
+
+// maxIndexBytes bounds a well-known index.
+const maxIndexBytes = 4 << 20
+
+// wellKnown fetches the site's index and each skill req names (or every
+// one with all) into tree, each skill in a folder of its name, and
+// returns the digests of what it fetched by skill name.
+func (in *Installer) wellKnown(ctx context.Context, site string, req Request, tmp, tree string, signed func(key, what, file string, bundle []byte) error) (map[string]string, error) {
+	idx, err := in.fetchIndex(ctx, site, tmp)
+	if err != nil {
+		return nil, err
+	}
+	base := idx.base
 	names := make([]string, 0, len(idx.Skills))
 	for _, s := range idx.Skills {
 		names = append(names, s.Name)

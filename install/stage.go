@@ -95,6 +95,7 @@ func (in *Installer) client() *http.Client {
 type unit struct {
 	name, kind, version string
 	rel                 string // its folder (or file) in the tree
+	src                 string // its folder (or file) in the source, "." for the whole
 	file                bool   // a playbook or flat skill file, not a folder
 }
 
@@ -309,8 +310,8 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 			return nil, err
 		}
 		e := &Entry{Name: u.name, Kind: u.kind, Version: u.version, Source: src.String(), Digest: digest, Approved: caps}
-		if src.Kind != KindFolder && u.rel != "." {
-			e.Subpath = u.rel
+		if u.src != "." {
+			e.Subpath = u.src
 		}
 		if r, ok := resolved[u.name]; ok {
 			e.Resolved = r
@@ -380,6 +381,7 @@ func packFolder(dir, archive string, lim ArchiveLimits) error {
 // it.
 func findUnits(ctx context.Context, staging, tree string) ([]unit, error) {
 	root := tree
+	top := ""
 	if data, err := os.ReadFile(filepath.Join(tree, packs.SkillFile)); err == nil {
 		s, err := packs.ParseSkillMD(packs.SkillFile, data, "")
 		if err != nil {
@@ -398,6 +400,7 @@ func findUnits(ctx context.Context, staging, tree string) ([]unit, error) {
 		if err := os.Rename(root, tree); err != nil {
 			return nil, err
 		}
+		top = s.Name
 	}
 	sc, err := packs.LoadSource(ctx, packs.SourceSpec{Name: packs.SourceInstalled, Dir: tree, Root: ".", MaxDepth: packs.DefaultMaxDepth})
 	if err != nil {
@@ -416,7 +419,7 @@ func findUnits(ctx context.Context, staging, tree string) ([]unit, error) {
 		d := rel(p.Dir)
 		if d == "." {
 			// A pack at the top of the source: the whole tree is one unit.
-			return []unit{{name: p.Name, kind: "pack", version: p.Version, rel: "."}}, nil
+			return []unit{{name: p.Name, kind: "pack", version: p.Version, rel: ".", src: "."}}, nil
 		}
 		packDirs = append(packDirs, d)
 		units = append(units, unit{name: p.Name, kind: "pack", version: p.Version, rel: d})
@@ -443,6 +446,16 @@ func findUnits(ctx context.Context, staging, tree string) ([]unit, error) {
 		}
 		seen[f] = true
 		units = append(units, u)
+	}
+	for i := range units {
+		units[i].src = units[i].rel
+		if top != "" {
+			// The tree was one skill, moved into a folder of its name.
+			units[i].src = strings.TrimPrefix(strings.TrimPrefix(units[i].rel, top), "/")
+			if units[i].src == "" {
+				units[i].src = "."
+			}
+		}
 	}
 	return units, nil
 }

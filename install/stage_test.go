@@ -404,3 +404,53 @@ func TestSyncReproducesTheLock(t *testing.T) {
 		t.Fatalf("installed %v from a changed source", got)
 	}
 }
+
+func TestOutdatedFolderAndArchive(t *testing.T) {
+	ctx := context.Background()
+	in := newInstaller(t)
+	folder := t.TempDir()
+	writeTree(t, folder, map[string]string{"SKILL.md": skillMD("notes", "one")})
+	archive := filepath.Join(t.TempDir(), "pdf.tar.gz")
+	os.WriteFile(archive, tarGz(t, entry{name: "pdf/SKILL.md", body: skillMD("pdf", "one")}), 0o644)
+	for _, src := range []string{folder, archive} {
+		if _, err := in.Install(ctx, install.Request{Source: src}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if od, err := in.Outdated(ctx); err != nil || len(od) != 0 {
+		t.Fatalf("outdated right after install: %+v, %v", od, err)
+	}
+	writeTree(t, folder, map[string]string{"SKILL.md": skillMD("notes", "two")})
+	os.WriteFile(archive, tarGz(t, entry{name: "pdf/SKILL.md", body: skillMD("pdf", "two")}), 0o644)
+	od, err := in.Outdated(ctx)
+	if err != nil || len(od) != 2 || od[0].Name != "notes" || od[1].Name != "pdf" {
+		t.Fatalf("outdated after both changed: %+v, %v", od, err)
+	}
+}
+
+// A folder of several skills: each installed one is outdated only when
+// its own files change, and .git does not count.
+func TestOutdatedOneSkillOfAFolder(t *testing.T) {
+	ctx := context.Background()
+	in := newInstaller(t)
+	folder := t.TempDir()
+	writeTree(t, folder, map[string]string{
+		"skills/alpha/SKILL.md": skillMD("alpha", "a"),
+		"skills/beta/SKILL.md":  skillMD("beta", "b"),
+		".git/HEAD":             "ref: refs/heads/main\n",
+	})
+	if _, err := in.Install(ctx, install.Request{Source: folder, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	lock, _ := install.ReadLock(in.LockFile)
+	if e := lock.Find("alpha"); e.Subpath != "skills/alpha" {
+		t.Fatalf("alpha's subpath %q", e.Subpath)
+	}
+	if od, err := in.Outdated(ctx); err != nil || len(od) != 0 {
+		t.Fatalf("outdated right after install: %+v, %v", od, err)
+	}
+	writeTree(t, folder, map[string]string{"skills/beta/SKILL.md": skillMD("beta", "b2"), ".git/HEAD": "x"})
+	if od, err := in.Outdated(ctx); err != nil || len(od) != 1 || od[0].Name != "beta" {
+		t.Fatalf("outdated after beta changed: %+v, %v", od, err)
+	}
+}

@@ -219,6 +219,104 @@ func describeCaps(c install.Capabilities) string {
 	return strings.Join(parts, "; ")
 }
 
+func newOutdatedCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "outdated",
+		Short: "List installed skills and packs whose source has moved on since they were locked",
+		Long: `For each entry of the lock, resolve its source again without installing
+anything — a tag or branch to its commit, an OCI tag to its digest, an
+archive or index entry to the digest of its bytes, a folder to the digest
+of its files — and list those that differ from the lock. Exits 1 when any
+does (upgrade installs them).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := g.installer()
+			if err != nil {
+				return err
+			}
+			od, err := in.Outdated(cmd.Context())
+			for _, o := range od {
+				fmt.Fprintf(g.stdout, "%s\n  locked %s\n  now    %s\n", o.Name, o.Locked, o.Latest)
+			}
+			if err != nil {
+				return &exitError{code: exitToolError, err: err}
+			}
+			if len(od) > 0 {
+				return &exitError{code: exitToolError, err: fmt.Errorf("%d outdated (skillhost upgrade installs them)", len(od))}
+			}
+			fmt.Fprintln(g.stdout, "everything installed is what its source gives now")
+			return nil
+		},
+	}
+}
+
+func newUpgradeCmd(g *globals) *cobra.Command {
+	var (
+		approve, allowUnsigned bool
+		trust                  trustFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "upgrade [NAME...]",
+		Short: "Install again, from their sources, the named installed skills and packs (all without NAME)",
+		Long: `Install each named entry of the lock (every entry without NAME) again
+from its source as the lock records it: a branch or tag at its commit now,
+an OCI tag at its digest now. An upgrade that asks for more than the lock
+approved, or is signed by someone else, stops and lists what is new until
+it is run with --approve.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := g.installer()
+			if err != nil {
+				return err
+			}
+			tr, err := trust.trust()
+			if err != nil {
+				return err
+			}
+			in.Policy = &install.Policy{Trust: tr, RequireSignature: !allowUnsigned}
+			lock, err := install.ReadLock(in.LockFile)
+			if err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				for _, e := range lock.Entries {
+					names = append(names, e.Name)
+				}
+			}
+			for _, n := range names {
+				e := lock.Find(n)
+				if e == nil {
+					return usageErr("%s is not installed (skillhost installed lists what is)", n)
+				}
+				got, err := in.Install(cmd.Context(), install.Request{Source: e.Source, Skills: []string{n}, Approve: approve})
+				if err != nil {
+					var ae *install.ApprovalError
+					if errors.As(err, &ae) {
+						fmt.Fprintf(g.stderr, "%s asks for more than %s approved:\n", ae.Name, install.LockFile)
+						for _, m := range ae.More {
+							fmt.Fprintf(g.stderr, "  + %s\n", m)
+						}
+						return &exitError{code: exitToolError, err: fmt.Errorf("%s not upgraded; run again with --approve to accept", n)}
+					}
+					return &exitError{code: exitToolError, err: err}
+				}
+				for _, e2 := range got {
+					if e2.Digest == e.Digest {
+						fmt.Fprintf(g.stdout, "%s is up to date\n", n)
+					} else {
+						fmt.Fprintf(g.stdout, "upgraded %s to %s\n", n, e2.Digest)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&approve, "approve", false, "accept capabilities or a signer beyond what the lock approved")
+	cmd.Flags().BoolVar(&allowUnsigned, "allow-unsigned", false, "upgrade from a remote source that comes without a trusted signature")
+	trust.add(cmd)
+	return cmd
+}
+
 func newUninstallCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "uninstall NAME...",

@@ -122,3 +122,37 @@ func TestSigningFlow(t *testing.T) {
 		t.Fatalf("pack verify of an unsigned archive: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// outdated and upgrade from the command line: a folder source changed
+// after install is listed, and upgrade installs it.
+func TestOutdatedAndUpgrade(t *testing.T) {
+	ws := t.TempDir()
+	conf := filepath.Join(ws, "skillhost.toml")
+	os.WriteFile(conf, nil, 0o644)
+	t.Setenv("SKILLHOST_CONFIG", conf)
+	src := filepath.Join(t.TempDir(), "tidy")
+	os.MkdirAll(src, 0o755)
+	write := func(body string) {
+		os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: tidy\ndescription: Tidy notes, for the upgrade test.\n---\n"+body+"\n"), 0o644)
+	}
+	write("one")
+	if r := cli(t, "", "install", src); r.code != 0 {
+		t.Fatalf("install: %s %s", r.stdout, r.stderr)
+	}
+	if r := cli(t, "", "outdated"); r.code != 0 {
+		t.Fatalf("outdated right after install: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	write("two")
+	if r := cli(t, "", "outdated"); r.code != 1 || !strings.Contains(r.stdout, "tidy") {
+		t.Fatalf("outdated after a change: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := cli(t, "", "upgrade"); r.code != 0 || !strings.Contains(r.stdout, "upgraded tidy") {
+		t.Fatalf("upgrade: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".skillhost", "installed", "tidy", "SKILL.md")); !strings.Contains(string(b), "two") {
+		t.Fatalf("after upgrade: %s", b)
+	}
+	if r := cli(t, "", "upgrade", "nonesuch"); r.code != 2 {
+		t.Fatalf("upgrade of what is not installed: %d %s", r.code, r.stderr)
+	}
+}

@@ -117,7 +117,7 @@ load.`,
 	root.Flags().BoolP("version", "v", false, "print the version of skillhost, its Go, wazero and ABI")
 	root.AddCommand(newCallCmd(g), newShowCmd(g), newListCmd(g), newDescribeCmd(g), newEvalCmd(g),
 		newValidateCmd(g), newSearchCmd(g), newIndexCmd(g), newVersionCmd(g), newCacheCmd(g), newRunScriptCmd(g), newInitCmd(g), newServeCmd(g),
-		newInstallCmd(g), newInstalledCmd(g), newUninstallCmd(g), newPackCmd(g), newSignKeygenCmd(g))
+		newInstallCmd(g), newInstalledCmd(g), newOutdatedCmd(g), newUpgradeCmd(g), newUninstallCmd(g), newPackCmd(g), newSignKeygenCmd(g))
 	return root, g
 }
 
