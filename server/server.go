@@ -3,7 +3,7 @@
 // as streamable HTTP at /mcp for many, with tenants, API keys or OAuth
 // access tokens, and quotas.
 //
-// One MCP session is one run of the engine (skillhost.Run): its visible
+// One MCP session is one run of the engine (registry.Run): its visible
 // catalog is what tools/list returns, and calling a deferred tool the run
 // may activate activates it and tells the client the list changed. A
 // request of the stateless 2026-07-28 revision is a run of its own.
@@ -27,7 +27,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/registry"
 	"github.com/skillhost/skillhost/server/serveconf"
 	"github.com/skillhost/skillhost/tenancy"
@@ -75,7 +74,7 @@ type Options struct {
 
 // Server is an MCP server over an engine. It is safe for concurrent use.
 type Server struct {
-	e       *skillhost.Engine
+	e       Engine
 	cfg     *serveconf.Config
 	log     *slog.Logger
 	sdkLog  *slog.Logger // the SDK's: it logs every connection at Info
@@ -110,7 +109,7 @@ type tenant struct {
 // New returns a server over e. It checks the tenants against the catalog:
 // a pack may belong to one tenant only. The server answers calls at once,
 // but /readyz says it is ready only after Warm.
-func New(e *skillhost.Engine, opts *Options) (*Server, error) {
+func New(e Engine, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -217,7 +216,7 @@ type session struct {
 	s      *Server
 	t      *tenant
 	id     string // "" for a stateless request
-	run    *skillhost.Run
+	run    *registry.Run
 	srv    *mcp.Server
 	entry  *sessionEntry // its place in the HTTP session table; nil on stdio
 	ending sync.Once
@@ -246,7 +245,7 @@ func (s *Server) newSession(t *tenant, id string) (*session, error) {
 // instructions tells a client's model how to find tools and skills with
 // the built-ins in run's catalog: tool_search, and the one skill tool
 // family the engine gives its runs.
-func instructions(run *skillhost.Run) string {
+func instructions(run *registry.Run) string {
 	var parts []string
 	if run.Visible(registry.ToolSearchName) {
 		parts = append(parts, "Tools are loaded on demand: call tool_search to find one that is not listed, then call it by name.")

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/registry"
 	"github.com/skillhost/skillhost/tenancy"
 )
@@ -219,7 +218,7 @@ func (ss *session) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkill
 // its tenant's scope, and, with [server] shared_packs set, a pack neither
 // shared nor owned out of every tenant's sight. An engine opened with
 // other tenants would let one tenant find another's skills.
-func checkSkillTenants(e *skillhost.Engine, set *tenancy.Set) error {
+func checkSkillTenants(e Engine, set *tenancy.Set) error {
 	const fix = "open the engine with the server's operator config (skillhost.Config.Operator) or its tenants (skillhost.Config.Tenants)"
 	engine := e.Tenants()
 	for _, t := range set.Tenants() {

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
 	"github.com/skillhost/skillhost/registry"
 )
@@ -79,7 +78,7 @@ func (ss *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	ss.s.calls.Add(1)
 	defer ss.s.calls.Done()
-	opts := &skillhost.CallOptions{}
+	opts := &registry.CallOptions{}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		opts.OnLog = progressReporter(ctx, req.Session, tok)
 	}
@@ -91,7 +90,7 @@ func (ss *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	res, err := ss.run.Call(ctx, name, args, opts)
 	endCall(span, res != nil && res.IsError, err)
 	if err != nil {
-		if errors.Is(err, skillhost.ErrToolNotFound) {
+		if errors.Is(err, registry.ErrToolNotFound) {
 			return nil, errUnknownTool(name)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
@@ -113,7 +112,7 @@ func (ss *session) tool(name string) (*registry.Tool, bool) {
 // JSON string unquoted, anything else as JSON), and as structured content
 // when the tool declares an output schema; a tool error with isError and
 // its code in the text.
-func callResult(t *registry.Tool, res *skillhost.Result) *mcp.CallToolResult {
+func callResult(t *registry.Tool, res *registry.Result) *mcp.CallToolResult {
 	if res.IsError {
 		code, msg := abi.CodeInternal, "the tool failed"
 		if res.Error != nil {
