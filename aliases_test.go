@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost"
+	"github.com/skillhost/skillhost/registry"
 )
 
 // The skill tools take a playbook's file name and its title for its
@@ -19,7 +20,7 @@ func TestSkillToolsTakeAliases(t *testing.T) {
 		t.Fatal(err)
 	}
 	// skill_get is the search family's.
-	search, err := open(t, skillhost.Config{Skills: skillhost.SkillsConfig{Tools: "search"}}).NewRun(skillhost.RunContext{}, nil)
+	search, err := open(t, skillhost.Config{Skills: registry.SkillsConfig{Tools: "search"}}).NewRun(skillhost.RunContext{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (e *Engine) builtins(cat *packs.Catalog) ([]registry.Native, error) {
 		Skills:           skills,
 		NoToolSearch:     !e.cfg.ToolSearch.On(),
 		SkillTools:       e.cfg.Skills.Tools,
-		NoSkillDiscovery: e.cfg.Skills.Disabled,
+		NoSkillDiscovery: !e.cfg.Skills.On(),
 		MaxSearchResults: e.cfg.ToolSearch.MaxResults,
 	}), nil
 }

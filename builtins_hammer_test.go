@@ -68,7 +68,7 @@ func writeSkills(t *testing.T, dir string, v int) {
 // whose runs have the skill tool family skillTools.
 func hammerConfig(dir, indexPath, skillTools string) skillhost.Config {
 	return skillhost.Config{
-		Skills:   skillhost.SkillsConfig{Tools: skillTools},
+		Skills:   registry.SkillsConfig{Tools: skillTools},
 		Operator: packs.DefaultConfig(), NoBundled: true, PackDirs: []string{dir}, IndexPath: indexPath,
 		Tools: []skillhost.Native{echoTool{"word_count", "Count the words of a text."}, echoTool{"web_fetch", "Fetch a web page."}},
 		GoSkills: []skillhost.Skill{{Name: "greeter", Description: "Greets people by name.", Instructions: "Run hello.",

@@ -32,7 +32,7 @@ func TestEngineRunsHaveOneSkillToolFamily(t *testing.T) {
 			"skill_get", `{"names":["log-triage"]}`},
 	} {
 		t.Run("tools="+c.tools, func(t *testing.T) {
-			e := open(t, skillhost.Config{Skills: skillhost.SkillsConfig{Tools: c.tools}})
+			e := open(t, skillhost.Config{Skills: registry.SkillsConfig{Tools: c.tools}})
 			run, err := e.NewRun(skillhost.RunContext{}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -56,7 +56,7 @@ func TestEngineRunsHaveOneSkillToolFamily(t *testing.T) {
 			}
 		})
 	}
-	if _, err := skillhost.Open(ctx, skillhost.Config{StateDir: t.TempDir(), NoUserSources: true, Skills: skillhost.SkillsConfig{Tools: "both"}}); !errors.Is(err, skillhost.ErrBadConfig) {
+	if _, err := skillhost.Open(ctx, skillhost.Config{StateDir: t.TempDir(), NoUserSources: true, Skills: registry.SkillsConfig{Tools: "both"}}); !errors.Is(err, skillhost.ErrBadConfig) {
 		t.Errorf("Skills.Tools both: %v, want ErrBadConfig", err)
 	}
 }
@@ -73,7 +73,7 @@ func TestSkillToolsFromTheOperatorConfig(t *testing.T) {
 		{registry.SkillToolsLoad, registry.LoadSkillName},
 		{registry.SkillToolsSearch, registry.SkillSearchName},
 	} {
-		e := open(t, skillhost.Config{Operator: op, Skills: skillhost.SkillsConfig{Tools: c.embedder}})
+		e := open(t, skillhost.Config{Operator: op, Skills: registry.SkillsConfig{Tools: c.embedder}})
 		names := []string{}
 		for _, tl := range e.Tools() {
 			names = append(names, tl.Name)
@@ -180,7 +180,7 @@ func TestOneEventStream(t *testing.T) {
 // A Go skill is found by skill_search and read by skill_get like a file
 // skill, and replaces the file skill of its name there too.
 func TestGoSkillsAreSearchable(t *testing.T) {
-	e := open(t, skillhost.Config{Skills: skillhost.SkillsConfig{Tools: registry.SkillToolsSearch}, GoSkills: []skillhost.Skill{
+	e := open(t, skillhost.Config{Skills: registry.SkillsConfig{Tools: registry.SkillToolsSearch}, GoSkills: []skillhost.Skill{
 		{Name: "invoice-audit", Description: "Audit supplier invoices against purchase orders and flag mismatched totals.",
 			Instructions: "Compare each invoice line with its purchase order."},
 		{Name: "log-triage", Description: "Triage logs the Go way.", Instructions: "Instructions written in Go."},
@@ -199,3 +199,4 @@ func TestGoSkillsAreSearchable(t *testing.T) {
 		t.Errorf("skill_get of a Go skill replacing a file skill: %+v, %v", res, err)
 	}
 }
+

@@ -23,40 +23,6 @@ var ErrBadConfig = registry.ErrBadConfig
 // registry.RenderOptions.
 type RenderOptions = registry.RenderOptions
 
-// SkillsConfig configures skill discovery, with Config.Index (redaction)
-// and the operator config's [packs.<name>] sections (scope_mode,
-// update_existing, pinned). The operator config's [skill_discovery]
-// section fills the fields left zero.
-type SkillsConfig struct {
-	// Tools is the skill tool family a run's model is given:
-	// registry.SkillToolsLoad ("", the default: list_skills, load_skill,
-	// read_skill_resource and run_skill_script) or
-	// registry.SkillToolsSearch (skill_search, skill_get and skill_list).
-	// The other family is not registered. The operator config's
-	// [skill_discovery] tools fills it when left "".
-	Tools string
-	// Disabled turns the model's skill discovery off: no tool named
-	// skill_search, skill_get or skill_list is registered, and
-	// Engine.Relevant and Engine.Directory return empty results. The
-	// skills are still loaded and indexed, and Engine.SearchSkills,
-	// GetSkills and ListSkills still answer the embedder.
-	Disabled bool
-	// MaxTokens is the token budget of Engine.Relevant when a request
-	// sets none: index.MinRelevantTokens to index.MaxRelevantTokens; 0
-	// means index.DefaultRelevantTokens.
-	MaxTokens int
-	// ScopeMode is where the skills of a pack whose [packs.<name>] section
-	// sets no scope_mode are stored: packs.ScopeProject (the default),
-	// packs.ScopeTenant or packs.ScopeGlobal, filled with Config.Scope's
-	// IDs.
-	ScopeMode string
-	// Directory is what Engine.Directory uses for the fields a request
-	// leaves zero.
-	Directory index.DirectoryConfig
-	// DisableDirectory makes Engine.Directory return an empty directory.
-	DisableDirectory bool
-}
-
 // withOperatorSections returns cfg with the sections of the operator
 // config op that the layers below own read into their types and filled in
 // where cfg leaves them zero (confwalk.Fill): a field the embedder sets
@@ -65,20 +31,19 @@ type SkillsConfig struct {
 func withOperatorSections(cfg Config, op *packs.Config) (Config, error) {
 	var ts registry.ToolSearchConfig
 	var ex registry.ExamplesConfig
-	if err := errors.Join(op.Section("tool_search", &ts), op.Section("tool_examples", &ex)); err != nil {
+	var sk registry.SkillsConfig
+	if err := errors.Join(op.Section("tool_search", &ts), op.Section("tool_examples", &ex),
+		op.Section("skill_discovery", &sk)); err != nil {
 		return cfg, err
 	}
 	confwalk.Fill(&cfg.ToolSearch, ts)
 	confwalk.Fill(&cfg.ToolExamples, ex)
-	if err := cfg.ToolSearch.Validate(); err != nil {
-		return cfg, fmt.Errorf("Config.ToolSearch: %w", err)
+	confwalk.Fill(&cfg.Skills, sk)
+	if err := errors.Join(prefixed("Config.ToolSearch", cfg.ToolSearch.Validate()),
+		prefixed("Config.ToolExamples", cfg.ToolExamples.Validate()),
+		prefixed("Config.Skills", cfg.Skills.Validate()), checkRender(cfg.Render)); err != nil {
+		return cfg, err
 	}
-	if err := cfg.ToolExamples.Validate(); err != nil {
-		return cfg, fmt.Errorf("Config.ToolExamples: %w", err)
-	}
-	sd := op.SkillDiscovery
-	off := func(b *bool) bool { return b != nil && !*b }
-
 	idx := index.Options{}
 	if cfg.Index != nil {
 		idx = *cfg.Index
@@ -86,79 +51,34 @@ func withOperatorSections(cfg Config, op *packs.Config) (Config, error) {
 	if len(idx.PreferredNamespaces) == 0 {
 		idx.PreferredNamespaces = slices.Clone(cfg.ToolSearch.PreferredNamespaces)
 	}
-	idx.DisableRedaction = idx.DisableRedaction || off(sd.RedactPII)
+	idx.DisableRedaction = idx.DisableRedaction || !cfg.Skills.Redact()
 	cfg.Index = &idx
-
-	sk := &cfg.Skills
-	if sk.Tools == "" {
-		sk.Tools = sd.Tools
-	}
-	sk.Disabled = sk.Disabled || off(sd.Enabled)
-	if sk.MaxTokens == 0 {
-		sk.MaxTokens = sd.MaxTokens
-	}
-	dir := &sk.Directory
-	if dir.MaxEntries == 0 {
-		dir.MaxEntries = sd.Directory.MaxEntries
-	}
-	if len(dir.IncludeFields) == 0 {
-		dir.IncludeFields = slices.Clone(sd.Directory.IncludeFields)
-	}
-	if dir.Strategy == "" {
-		dir.Strategy = sd.Directory.Strategy
-	}
-	sk.DisableDirectory = sk.DisableDirectory || off(sd.Directory.Enabled)
-
 	// Switched off: the model's skill discovery tools gone from the
 	// registry. (Tool search switched off, the registry puts every tool in
 	// view and keeps no tool_search.)
-	if sk.Disabled {
+	if !cfg.Skills.On() {
 		cfg.ToolPolicy.Deny = append(slices.Clip(cfg.ToolPolicy.Deny),
 			registry.SkillSearchName, registry.SkillGetName, registry.SkillListName)
 	}
-	return cfg, checkDiscovery(cfg)
+	return cfg, nil
 }
 
-// checkDiscovery reports the discovery settings no request could use.
-// The catalog settings are checked by the registry.
-func checkDiscovery(cfg Config) error {
-	if n := cfg.Render.MaxExamples; n < 0 {
+func prefixed(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// checkRender reports the rendering settings no rendering could use.
+func checkRender(o RenderOptions) error {
+	if n := o.MaxExamples; n < 0 {
 		return fmt.Errorf("%w: Render.MaxExamples %d, want at least 1 (0: %d)", ErrBadConfig, n, registry.DefaultMaxExamples)
 	}
-	if rev := cfg.Render.MCPRevision; rev != "" {
+	if rev := o.MCPRevision; rev != "" {
 		if _, err := time.Parse(time.DateOnly, rev); err != nil {
 			return fmt.Errorf("%w: Render.MCPRevision %q, want an MCP revision such as %q", ErrBadConfig, rev, registry.MCPRevisionAnyOutput)
 		}
-	}
-	if cfg.Skills.Tools != "" && registry.SkillToolNames(cfg.Skills.Tools) == nil {
-		return fmt.Errorf("%w: Skills.Tools %q, want %q or %q", ErrBadConfig, cfg.Skills.Tools,
-			registry.SkillToolsLoad, registry.SkillToolsSearch)
-	}
-	if n := cfg.Skills.MaxTokens; n != 0 && (n < index.MinRelevantTokens || n > index.MaxRelevantTokens) {
-		return fmt.Errorf("%w: Skills.MaxTokens %d, want %d..%d (0: %d)", ErrBadConfig, n,
-			index.MinRelevantTokens, index.MaxRelevantTokens, index.DefaultRelevantTokens)
-	}
-	switch cfg.Skills.ScopeMode {
-	case "", packs.ScopeProject, packs.ScopeTenant, packs.ScopeGlobal:
-	default:
-		return fmt.Errorf("%w: Skills.ScopeMode %q, want %q, %q or %q", ErrBadConfig, cfg.Skills.ScopeMode,
-			packs.ScopeProject, packs.ScopeTenant, packs.ScopeGlobal)
-	}
-	d := cfg.Skills.Directory
-	if d.MaxEntries < 0 || d.MaxEntries > index.MaxDirectoryEntries {
-		return fmt.Errorf("%w: Skills.Directory.MaxEntries %d, want 1..%d (0: %d)", index.ErrBadDirectoryConfig, d.MaxEntries,
-			index.MaxDirectoryEntries, index.DefaultDirectoryEntries)
-	}
-	for _, f := range d.IncludeFields {
-		if !slices.Contains(index.DirectoryFields, f) {
-			return fmt.Errorf("%w: Skills.Directory.IncludeFields has %q, want some of %v", index.ErrBadDirectoryConfig, f, index.DirectoryFields)
-		}
-	}
-	switch d.Strategy {
-	case "", index.DirectoryPinnedThenRecent, index.DirectoryPinnedThenTop:
-	default:
-		return fmt.Errorf("%w: Skills.Directory.Strategy %q, want %q or %q", index.ErrBadDirectoryConfig, d.Strategy,
-			index.DirectoryPinnedThenRecent, index.DirectoryPinnedThenTop)
 	}
 	return nil
 }
@@ -192,7 +112,7 @@ func (e *Engine) relevantRequest(r *index.RelevantRequest) (off bool) {
 	if r.MaxTokens == 0 {
 		r.MaxTokens = e.cfg.Skills.MaxTokens
 	}
-	return e.cfg.Skills.Disabled
+	return !e.cfg.Skills.On()
 }
 
 // noSkills is what Relevant answers when skill discovery is off.
@@ -219,7 +139,7 @@ func (e *Engine) directoryConfig(d *index.DirectoryConfig) (off bool) {
 	if len(d.KnownTools) == 0 {
 		d.KnownTools = def.KnownTools
 	}
-	return e.cfg.Skills.Disabled || e.cfg.Skills.DisableDirectory
+	return !e.cfg.Skills.DirectoryOn()
 }
 
 // noDirectory is what Directory answers when the directory is off: no

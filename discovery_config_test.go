@@ -361,8 +361,21 @@ func TestSkillDirectoryConfig(t *testing.T) {
 	if got := dir("[skill_discovery.directory]\nenabled = false\n", skillhost.Config{}, index.DirectoryConfig{}); got != "" {
 		t.Errorf("directory off:\n%s", got)
 	}
-	if got := dir("", skillhost.Config{Skills: skillhost.SkillsConfig{DisableDirectory: true}}, index.DirectoryConfig{}); got != "" {
+	if got := dir("", skillhost.Config{Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{Directory: index.DirectorySection{Enabled: &off}}}}, index.DirectoryConfig{}); got != "" {
 		t.Errorf("directory off by the embedder:\n%s", got)
+	}
+	// The embedder's switches win over the file's, either way.
+	if got := dir("[skill_discovery.directory]\nenabled = true\n", skillhost.Config{Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{Directory: index.DirectorySection{Enabled: &off}}}}, index.DirectoryConfig{}); got != "" {
+		t.Errorf("directory on in the file, off by the embedder:\n%s", got)
+	}
+	if got := dir("[skill_discovery.directory]\nenabled = false\n", skillhost.Config{Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{Directory: index.DirectorySection{Enabled: &on}}}}, index.DirectoryConfig{}); got == "" {
+		t.Error("directory off in the file, on by the embedder: empty")
+	}
+	if got := dir("[skill_discovery]\nenabled = true\n", skillhost.Config{Skills: registry.SkillsConfig{Enabled: &off}}, index.DirectoryConfig{}); got != "" {
+		t.Errorf("skill discovery on in the file, off by the embedder:\n%s", got)
+	}
+	if got := dir("[skill_discovery.directory]\ninclude_fields = [\"name\"]\n", skillhost.Config{Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{Directory: index.DirectorySection{DirectoryConfig: index.DirectoryConfig{IncludeFields: []string{"title"}}}}}}, index.DirectoryConfig{}); !strings.Contains(got, "Page the on-call engineer") {
+		t.Errorf("the embedder's fields over the file's:\n%s", got)
 	}
 }
 
@@ -388,7 +401,7 @@ func TestSkillScopeModeDefault(t *testing.T) {
 	if got := stored("[skill_discovery]\nscope_mode = \"tenant\"\n", skillhost.Config{}); got != packs.ScopeTenant {
 		t.Errorf("[skill_discovery] scope_mode tenant: %s", got)
 	}
-	if got := stored("[skill_discovery]\nscope_mode = \"tenant\"\n", skillhost.Config{Skills: skillhost.SkillsConfig{ScopeMode: packs.ScopeGlobal}}); got != packs.ScopeGlobal {
+	if got := stored("[skill_discovery]\nscope_mode = \"tenant\"\n", skillhost.Config{Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{ScopeMode: packs.ScopeGlobal}}}); got != packs.ScopeGlobal {
 		t.Errorf("the embedder's global over the file's tenant: %s", got)
 	}
 	pack := writeSkill(t, "pack.yaml", "name: paging\nversion: 1.0.0\n")
@@ -396,7 +409,7 @@ func TestSkillScopeModeDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws = pack
-	if got := stored("[packs.paging]\nscope_mode = \"tenant\"\n", skillhost.Config{Skills: skillhost.SkillsConfig{ScopeMode: packs.ScopeGlobal}}); got != packs.ScopeTenant {
+	if got := stored("[packs.paging]\nscope_mode = \"tenant\"\n", skillhost.Config{Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{ScopeMode: packs.ScopeGlobal}}}); got != packs.ScopeTenant {
 		t.Errorf("the pack's section over the embedder's default: %s", got)
 	}
 }
@@ -405,11 +418,11 @@ func TestSkillScopeModeDefault(t *testing.T) {
 func TestDiscoveryConfigRefused(t *testing.T) {
 	for name, cfg := range map[string]skillhost.Config{
 		"max results":   {ToolSearch: registry.ToolSearchConfig{MaxResults: index.MaxLimit + 1}},
-		"max tokens":    {Skills: skillhost.SkillsConfig{MaxTokens: 5}},
-		"scope mode":    {Skills: skillhost.SkillsConfig{ScopeMode: "session"}},
-		"max entries":   {Skills: skillhost.SkillsConfig{Directory: index.DirectoryConfig{MaxEntries: index.MaxDirectoryEntries + 1}}},
-		"fields":        {Skills: skillhost.SkillsConfig{Directory: index.DirectoryConfig{IncludeFields: []string{"body"}}}},
-		"strategy":      {Skills: skillhost.SkillsConfig{Directory: index.DirectoryConfig{Strategy: "newest"}}},
+		"max tokens":    {Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{MaxTokens: 5}}},
+		"scope mode":    {Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{ScopeMode: "session"}}},
+		"max entries":   {Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{Directory: index.DirectorySection{DirectoryConfig: index.DirectoryConfig{MaxEntries: index.MaxDirectoryEntries + 1}}}}},
+		"fields":        {Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{Directory: index.DirectorySection{DirectoryConfig: index.DirectoryConfig{IncludeFields: []string{"body"}}}}}},
+		"strategy":      {Skills: registry.SkillsConfig{DiscoveryConfig: index.DiscoveryConfig{Directory: index.DirectorySection{DirectoryConfig: index.DirectoryConfig{Strategy: "newest"}}}}},
 		"loading":       {ToolSearch: registry.ToolSearchConfig{DefaultLoading: "lazy"}},
 		"activation":    {ToolSearch: registry.ToolSearchConfig{ActivationScope: "tenant"}},
 		"bad max examp": {Render: skillhost.RenderOptions{MaxExamples: -1}},

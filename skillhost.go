@@ -194,9 +194,11 @@ type Config struct {
 	// applied.
 	Render RenderOptions
 	// Skills configures skill discovery: the model's skill tools,
-	// Engine.Relevant's token budget, the default scope of pack skills and
-	// the skill directory ([skill_discovery]).
-	Skills SkillsConfig
+	// Engine.Relevant's token budget, redaction, the default scope of pack
+	// skills and the skill directory: the operator config's
+	// [skill_discovery] section, whose owner is the registry, the
+	// embedder's fields winning over the file's as in ToolSearch.
+	Skills registry.SkillsConfig
 	// Events receives the events of the registry and its runs; nil drops
 	// them.
 	Events EventSink

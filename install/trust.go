@@ -15,6 +15,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/skillhost/skillhost/install/sign"
+	"github.com/skillhost/skillhost/install/trustconf"
 )
 
 // BundleSuffix ends the name of a detached signature: pdf.tar.gz is
@@ -204,4 +205,34 @@ func attachBundle(ctx context.Context, target oras.Target, manifest ocispec.Desc
 		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: epoch},
 	})
 	return err
+}
+
+// PolicyOf makes the policy of a [trust] section, reading the key and
+// trusted root files it names.
+func PolicyOf(c trustconf.Config) (*Policy, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	tr := &sign.Trust{Revoked: c.Revoked}
+	for _, k := range c.Keys {
+		b, err := readBounded(k, maxManifestBytes)
+		if err != nil {
+			return nil, fmt.Errorf("[trust] keys: %w", err)
+		}
+		if _, err := sign.KeyID(b); err != nil {
+			return nil, fmt.Errorf("[trust] keys: %s: %w", k, err)
+		}
+		tr.Keys = append(tr.Keys, b)
+	}
+	for _, id := range c.Identities {
+		tr.Identities = append(tr.Identities, sign.Identity{Issuer: id.Issuer, Subject: id.Subject, SubjectRegexp: id.SubjectRegexp})
+	}
+	if c.TrustedRoot != "" {
+		b, err := readBounded(c.TrustedRoot, 64<<20)
+		if err != nil {
+			return nil, fmt.Errorf("[trust] trusted_root: %w", err)
+		}
+		tr.TrustedRoot = b
+	}
+	return &Policy{Trust: tr, RequireSignature: c.Require(), Registries: c.Registries, GitHosts: c.GitHosts, Sites: c.Sites}, nil
 }

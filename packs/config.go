@@ -155,12 +155,9 @@ type Config struct {
 	// Sandbox holds the [sandbox] section: the operator's defaults for
 	// how every pack's calls are run.
 	Sandbox SandboxConfig `json:"sandbox,omitzero"`
-	// SkillDiscovery holds the [skill_discovery] section: the skill
-	// discovery tools, pre-flight retrieval and the skill directory.
-	SkillDiscovery SkillDiscoveryConfig `json:"skill_discovery,omitzero"`
 	// sections holds what the owners of the tables packs does not read
 	// made of them ([server] and [tenants] are the server's), by owner
-	// (Section).
+	// (Owned).
 	sections map[string]any
 	// Capabilities holds the [capabilities] section: the external
 	// commands that serve a guest's capability_call, by namespace.
@@ -178,12 +175,13 @@ type Config struct {
 }
 
 // ownedSections are the top-level sections of the file that other
-// packages own, as caddy's apps own theirs: [tool_search] and
-// [tool_examples] (registry.ToolSearchConfig, registry.ExamplesConfig).
+// packages own, as caddy's apps own theirs: [tool_search],
+// [tool_examples] and [skill_discovery] (registry.ToolSearchConfig,
+// registry.ExamplesConfig, registry.SkillsConfig).
 // ParseConfig decodes each into its owner's type, registered with the
 // shared walker, and checks it with the owner's Validate, so that their
 // problems are reported with the others, in file order.
-var ownedSections = []string{"tool_search", "tool_examples"}
+var ownedSections = []string{"tool_search", "tool_examples", "skill_discovery"}
 
 // Section sets *dst to the file's top-level section name, one of the
 // sections other packages own; dst is a pointer to the owner's section
@@ -214,61 +212,12 @@ func (c *Config) Section(name string, dst any) error {
 	}
 }
 
-// Values of the discovery settings, as the registry and the index name
-// them (registry.ScopeRun, index.DirectoryPinnedThenRecent, …).
+// Activation scopes of a tenant, as the registry names them
+// (registry.ScopeRun, registry.ScopeSession).
 const (
 	activationRun     = "run"
 	activationSession = "session"
-	pinnedThenRecent  = "pinned_then_recent"
-	pinnedThenTop     = "pinned_then_top"
 )
-
-// directoryFields are the fields a skill directory line may show.
-var directoryFields = []string{"name", "title", "trigger", "task_type"}
-
-// Bounds of the discovery settings; the index enforces the same ones.
-const (
-	minSkillTokens    = 100
-	maxSkillTokens    = 32000
-	maxDirectoryLines = 200
-)
-
-// SkillDiscoveryConfig is the [skill_discovery] section: engine-wide
-// skill settings, kept out of [skills], whose every table names a skill.
-type SkillDiscoveryConfig struct {
-	// Tools is the skill tool family a model is given: "load" (the
-	// default: list_skills, load_skill, read_skill_resource,
-	// run_skill_script) or "search" (skill_search, skill_get, skill_list).
-	Tools string `json:"tools,omitempty"`
-	// Enabled false removes the skill discovery tools (skill_search,
-	// skill_get, skill_list) and leaves pre-flight retrieval and the
-	// directory empty.
-	Enabled *bool `json:"enabled,omitempty"`
-	// MaxTokens is the token budget of pre-flight retrieval, 100 to 32000.
-	MaxTokens int `json:"max_tokens,omitempty"`
-	// RedactPII false hands skill texts to the model unredacted.
-	RedactPII *bool `json:"redact_pii,omitempty"`
-	// ScopeMode is where the skills of a pack whose section sets no
-	// scope_mode are stored: ScopeProject, ScopeTenant or ScopeGlobal. It
-	// is already applied to the Packs of the same file.
-	ScopeMode string `json:"scope_mode,omitempty"`
-	// Directory is the [skill_discovery.directory] section.
-	Directory SkillDirectoryConfig `json:"directory,omitzero"`
-}
-
-// SkillDirectoryConfig is the [skill_discovery.directory] section: the
-// bounded list of skill names a prompt may show.
-type SkillDirectoryConfig struct {
-	// Enabled false leaves the directory empty.
-	Enabled *bool `json:"enabled,omitempty"`
-	// MaxEntries caps the entries, pinned ones included, 1 to 200.
-	MaxEntries int `json:"max_entries,omitempty"`
-	// IncludeFields are the fields a line shows, some of name, title,
-	// trigger and task_type; the name is always shown.
-	IncludeFields []string `json:"include_fields,omitempty"`
-	// Strategy is "pinned_then_recent" or "pinned_then_top".
-	Strategy string `json:"selection_strategy,omitempty"`
-}
 
 // SandboxConfig is the [sandbox] section.
 type SandboxConfig struct {
@@ -352,7 +301,8 @@ type PackGrant struct {
 	// [sandbox] default holds.
 	Isolation string `json:"isolation,omitempty"`
 	// ScopeMode is project, tenant or global: the section's scope_mode,
-	// else [skill_discovery] scope_mode, else project.
+	// else project. The engine stores the skills of a pack whose section
+	// sets none (ScopeModeSet false) at its default scope mode instead.
 	ScopeMode string `json:"scope_mode"`
 	// UpdateExisting lets a changed pack skill replace the stored one
 	// (default true).
@@ -475,7 +425,17 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			}
 		case "sandbox":
 			r.sandbox(c, kv)
-		case "tool_search", "tool_examples":
+		case "capabilities":
+			r.capabilities(c, kv)
+		default:
+			if sectionOf(kv.Key.Last()) != "" {
+				owned[kv.Key.Last()] = append(owned[kv.Key.Last()], kv)
+				continue
+			}
+			if !slices.Contains(ownedSections, kv.Key.Last()) {
+				r.Errorf(kv, "unknown key %q; expected one of %s", kv.Key.String(), topLevelKeys)
+				continue
+			}
 			if c.owned == nil {
 				c.owned = map[string]any{}
 			}
@@ -484,27 +444,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 				r.Decode(kv, v)
 				c.owned[kv.Key.Last()] = v
 			}
-		case "skill_discovery":
-			r.skillDiscovery(c, kv)
-		case "capabilities":
-			r.capabilities(c, kv)
-		default:
-			if sectionOf(kv.Key.Last()) != "" {
-				owned[kv.Key.Last()] = append(owned[kv.Key.Last()], kv)
-				continue
-			}
-			r.Errorf(kv, "unknown key %q; expected one of %s", kv.Key.String(), topLevelKeys)
 		}
 	}
 	readSections(r.Walker, c, owned)
-	if def := c.SkillDiscovery.ScopeMode; def != "" {
-		for name, g := range c.Packs {
-			if !g.scopeSet {
-				g.ScopeMode = def
-				c.Packs[name] = g
-			}
-		}
-	}
 	if !c.Sources.userSet {
 		if home, err := os.UserHomeDir(); err == nil {
 			c.Sources.User = filepath.Join(home, ".skillhost", "skills")
@@ -596,7 +538,7 @@ func (r *tomlReader) skills(c *Config, kv tomlValue) {
 	}
 	for _, sec := range sections {
 		name := sec.Key.Last()
-		if _, isTable := sec.Val.(map[string]any); !isTable && (slices.Contains(skillDiscoveryKeys, name) || name == "cache_dir" || name == "skill_packs") {
+		if _, isTable := sec.Val.(map[string]any); !isTable && (slices.Contains(confwalk.SectionKeys("skill_discovery"), name) || name == "cache_dir" || name == "skill_packs") {
 			r.Errorf(sec, "%s is not a skill section: engine-wide skill settings go in [skill_discovery] (every table under [skills] configures the skill of its name)", sec.Key)
 			continue
 		}
@@ -653,7 +595,7 @@ func (r *tomlReader) skillSection(sec tomlValue, defaults bool) (SkillConfig, bo
 			}
 		default:
 			switch {
-			case sec.Key.Last() == "directory" && slices.Contains(directoryKeys, name):
+			case sec.Key.Last() == "directory" && slices.Contains(confwalk.SectionKeys("skill_discovery", "directory"), name):
 				r.Errorf(k, "unknown setting %q in [%s]: this section configures the skill named directory; the skill directory is configured in [skill_discovery.directory]", name, sec.Key)
 			case !isEnvCandidate(name):
 				r.Errorf(k, "unknown setting %q in [%s]; env values must be UPPER_CASE", name, sec.Key)
@@ -929,110 +871,6 @@ func (r *tomlReader) scopeMode(kv tomlValue, s string) bool {
 	return false
 }
 
-// Why the discovery switches skillhost does not offer are fixed.
-const (
-	whyCacheDir = "tools and skills share one index, <state_dir>/index.db; set state_dir at the top of the file"
-	whyFallback = "a full-text search without SQLite FTS5 always runs as a regex search over the same fields and reports search_type \"regex\" (skillhost's SQLite has FTS5)"
-	whySummary  = "skillhost has no summarising model; retrieval fits skills into max_tokens by dropping and shortening fields, then cutting"
-	whyPacks    = "packs are found in the folders of [sources] and each is configured in its [packs.<name>] section"
-)
-
-// The keys of the discovery sections, in the order messages list them.
-var (
-	skillDiscoveryKeys = []string{"tools", "enabled", "max_tokens", "redact_pii", "scope_mode", "directory", "summarize", "fts_fallback_to_regex"}
-	directoryKeys      = []string{"enabled", "max_entries", "include_fields", "selection_strategy"}
-)
-
-// skillDiscovery reads the [skill_discovery] section.
-func (r *tomlReader) skillDiscovery(c *Config, kv tomlValue) {
-	keys, ok := r.Table(kv, "a table ([skill_discovery])")
-	if !ok {
-		return
-	}
-	sd := &c.SkillDiscovery
-	for _, k := range keys {
-		switch k.Key.Last() {
-		case "tools":
-			if v, ok := r.Enum(k, "load", "search"); ok {
-				sd.Tools = v
-			}
-		case "enabled":
-			if b, ok := r.Bool(k); ok {
-				sd.Enabled = &b
-			}
-		case "max_tokens":
-			if n, ok := r.Bounded(k, minSkillTokens, maxSkillTokens); ok {
-				sd.MaxTokens = n
-			}
-		case "redact_pii":
-			if b, ok := r.Bool(k); ok {
-				sd.RedactPII = &b
-			}
-		case "scope_mode":
-			if s, ok := r.Str(k); ok && r.scopeMode(k, s) {
-				sd.ScopeMode = s
-			}
-		case "directory":
-			r.directory(sd, k)
-		case "summarize":
-			r.Fixed(k, false, whySummary)
-		case "fts_fallback_to_regex":
-			r.Fixed(k, true, whyFallback)
-		case "cache_dir":
-			r.Errorf(k, "%s is not a setting: %s", k.Key, whyCacheDir)
-		case "skill_packs":
-			r.Errorf(k, "%s is not a setting: %s", k.Key, whyPacks)
-		default:
-			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(skillDiscoveryKeys, ", "))
-		}
-	}
-}
-
-// directory reads the [skill_discovery.directory] section.
-func (r *tomlReader) directory(sd *SkillDiscoveryConfig, kv tomlValue) {
-	keys, ok := r.Table(kv, "a table ([skill_discovery.directory])")
-	if !ok {
-		return
-	}
-	d := &sd.Directory
-	for _, k := range keys {
-		switch k.Key.Last() {
-		case "enabled":
-			if b, ok := r.Bool(k); ok {
-				d.Enabled = &b
-			}
-		case "max_entries":
-			if n, ok := r.Bounded(k, 1, maxDirectoryLines); ok {
-				d.MaxEntries = n
-			}
-		case "include_fields":
-			fields, ok := r.Strings(k, false)
-			if !ok {
-				continue
-			}
-			good := len(fields) > 0
-			if !good {
-				r.Errorf(k, "%s must list at least one of %s; [\"name\"] shows the names alone", k.Key, strings.Join(directoryFields, ", "))
-			}
-			for i, f := range fields {
-				if !slices.Contains(directoryFields, f) {
-					r.Errorf(k, "%s[%d] %q must be one of %s", k.Key, i, f, strings.Join(directoryFields, ", "))
-					good = false
-				}
-			}
-			if good {
-				d.IncludeFields = fields
-			}
-		case "selection_strategy":
-			if s, ok := r.Enum(k, pinnedThenRecent, pinnedThenTop); ok {
-				d.Strategy = s
-			}
-		default:
-			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), strings.Join(directoryKeys, ", "))
-		}
-	}
-}
-
 // limitKeys are the keys of a limits table, in the order messages list them.
 const limitKeys = "timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel, max_write, max_open_files"
 
@@ -1151,19 +989,17 @@ func (c *Config) skillEnabled(name string) (bool, string) {
 }
 
 // Pack returns the grant for the named pack: its [packs.<name>] section, or
-// an enabled pack with nothing granted, stored at the [skill_discovery]
-// scope_mode (project when that is not set either).
+// an enabled pack with nothing granted, stored at scope_mode project. The
+// engine stores the skills of a pack whose section sets no scope_mode
+// (ScopeModeSet) at its default scope mode, [skill_discovery]
+// scope_mode.
 func (c *Config) Pack(name string) PackGrant {
-	g := defaultGrant()
 	if c != nil {
 		if g, ok := c.Packs[name]; ok {
 			return g
 		}
-		if def := c.SkillDiscovery.ScopeMode; def != "" {
-			g.ScopeMode = def
-		}
 	}
-	return g
+	return defaultGrant()
 }
 
 // fileName is the config file named in messages.
@@ -1287,9 +1123,6 @@ func (c *Config) String() string {
 			doc[name] = t
 		}
 	}
-	if sd := skillDiscoveryTOML(c.SkillDiscovery); len(sd) > 0 {
-		doc["skill_discovery"] = sd
-	}
 	if len(c.Packs) > 0 {
 		pk := map[string]any{}
 		for name, g := range c.Packs {
@@ -1302,47 +1135,6 @@ func (c *Config) String() string {
 		return "config: " + err.Error()
 	}
 	return b.String()
-}
-
-// setTOML puts the fields of a discovery section that are set into m.
-func setTOML(m map[string]any, fields ...any) map[string]any {
-	for i := 0; i+1 < len(fields); i += 2 {
-		key := fields[i].(string)
-		switch v := fields[i+1].(type) {
-		case *bool:
-			if v != nil {
-				m[key] = *v
-			}
-		case bool:
-			if v {
-				m[key] = true
-			}
-		case string:
-			if v != "" {
-				m[key] = v
-			}
-		case int:
-			if v != 0 {
-				m[key] = v
-			}
-		case []string:
-			if v != nil {
-				m[key] = v
-			}
-		}
-	}
-	return m
-}
-
-func skillDiscoveryTOML(sd SkillDiscoveryConfig) map[string]any {
-	m := setTOML(map[string]any{}, "tools", sd.Tools, "enabled", sd.Enabled, "max_tokens", sd.MaxTokens,
-		"redact_pii", sd.RedactPII, "scope_mode", sd.ScopeMode)
-	d := sd.Directory
-	if dir := setTOML(map[string]any{}, "enabled", d.Enabled, "max_entries", d.MaxEntries,
-		"include_fields", d.IncludeFields, "selection_strategy", d.Strategy); len(dir) > 0 {
-		m["directory"] = dir
-	}
-	return m
 }
 
 func skillTOML(sc SkillConfig) map[string]any {
@@ -1368,8 +1160,12 @@ func skillTOML(sc SkillConfig) map[string]any {
 func packTOML(g PackGrant) map[string]any {
 	m := map[string]any{
 		"enabled":         g.Enabled,
-		"scope_mode":      g.ScopeMode,
 		"update_existing": g.UpdateExisting,
+	}
+	// A scope_mode the section does not set is left to the default one
+	// ([skill_discovery] scope_mode), as the file had it.
+	if g.scopeSet {
+		m["scope_mode"] = g.ScopeMode
 	}
 	if len(g.AllowedHosts) > 0 {
 		m["allowed_hosts"] = g.AllowedHosts

@@ -52,7 +52,11 @@ func TestDiscoveryConfigMatchesIndex(t *testing.T) {
 	}
 	for _, f := range []string{registry.SkillToolsLoad, registry.SkillToolsSearch} {
 		c, err := packs.ParseConfig(packs.ConfigFile, []byte(fmt.Sprintf("[skill_discovery]\ntools = %q\n", f)))
-		if err != nil || c.SkillDiscovery.Tools != f {
+		var sk registry.SkillsConfig
+		if err == nil {
+			err = c.Section("skill_discovery", &sk)
+		}
+		if err != nil || sk.Tools != f {
 			t.Errorf("tools = %q: %+v, %v", f, c, err)
 		}
 	}

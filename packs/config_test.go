@@ -569,9 +569,11 @@ model = "haiku"
 	// skill "maps" needs MAPS_KEY: add MAPS_KEY = "…" under [skills.maps] in skillhost.toml
 }
 
-// A pack's skills are stored at its section's scope_mode, else at the
-// [skill_discovery] one, else at project; ScopeModeSet tells the first
-// case from the others.
+// A pack's grant has its section's scope_mode, else project; ScopeModeSet
+// tells the two apart, so that the engine stores the skills of a pack
+// whose section sets none at its default, [skill_discovery] scope_mode
+// (TestSkillScopeModeDefault in the root package): packs does not apply
+// another section's setting.
 func TestPackScopeModeDefault(t *testing.T) {
 	cfg, err := ParseConfig(ConfigFile, []byte(`
 [skill_discovery]
@@ -587,7 +589,7 @@ enabled = true
 	for _, tt := range []struct {
 		pack, mode string
 		set        bool
-	}{{"own", ScopeTenant, true}, {"plain", ScopeGlobal, false}, {"nosection", ScopeGlobal, false}} {
+	}{{"own", ScopeTenant, true}, {"plain", ScopeProject, false}, {"nosection", ScopeProject, false}} {
 		if g := cfg.Pack(tt.pack); g.ScopeMode != tt.mode || g.ScopeModeSet() != tt.set {
 			t.Errorf("Pack(%q): scope %q set %t, want %q %t", tt.pack, g.ScopeMode, g.ScopeModeSet(), tt.mode, tt.set)
 		}

@@ -79,6 +79,10 @@ func init() {
 		},
 		Refused: map[string]string{"cache_dir": whyCacheDir},
 	})
+	confwalk.Register[SkillsConfig](confwalk.Rules{
+		Section: "skill_discovery",
+		Enums:   map[string][]string{"tools": {SkillToolsLoad, SkillToolsSearch}},
+	})
 	confwalk.Register[ExamplesConfig](confwalk.Rules{
 		Section: "tool_examples",
 		Bounds:  map[string]confwalk.Bound{"max_examples_per_tool": {Lo: 1, Hi: MaxExamples}},
@@ -140,3 +144,43 @@ func (c ExamplesConfig) Apply(o RenderOptions) RenderOptions {
 }
 
 func indexKey(key string, i int) string { return confwalk.Key{key}.Index(i).String() }
+
+// SkillsConfig is the [skill_discovery] section of skillhost.toml:
+// engine-wide skill settings, kept out of [skills], whose every table
+// names a skill. The registry reads which skill tools a run's model is
+// given; the settings the index reads are its embedded DiscoveryConfig.
+// A field left zero (nil for a switch) is not set, so an embedder's value
+// and the file's can be told apart: the embedder's wins where it sets
+// one, false included.
+type SkillsConfig struct {
+	// Tools is the skill tool family a run's model is given:
+	// SkillToolsLoad ("", the default: list_skills, load_skill,
+	// read_skill_resource and run_skill_script) or SkillToolsSearch
+	// (skill_search, skill_get and skill_list). The other family is not
+	// registered.
+	Tools string `toml:"tools"`
+	// Enabled false turns the model's skill discovery off: no tool named
+	// skill_search, skill_get or skill_list is registered, and pre-flight
+	// retrieval and the directory are empty. The skills are still loaded
+	// and indexed and answer the embedder. nil means on.
+	Enabled *bool `toml:"enabled"`
+	index.DiscoveryConfig
+}
+
+// On reports whether the model's skill discovery is on: Enabled is not
+// set to false.
+func (c SkillsConfig) On() bool { return c.Enabled == nil || *c.Enabled }
+
+// DirectoryOn reports whether the skill directory shows skills: skill
+// discovery and the directory are both on.
+func (c SkillsConfig) DirectoryOn() bool { return c.On() && c.Directory.On() }
+
+// Validate reports each setting no request could use, every error
+// matching ErrBadConfig.
+func (c SkillsConfig) Validate() error {
+	var errs []error
+	if c.Tools != "" && SkillToolNames(c.Tools) == nil {
+		errs = append(errs, confwalk.Invalid("tools", "%q must be one of %s, %s", c.Tools, SkillToolsLoad, SkillToolsSearch))
+	}
+	return errors.Join(append(errs, c.DiscoveryConfig.Validate())...)
+}

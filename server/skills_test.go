@@ -157,7 +157,7 @@ func newFamilyFixture(t *testing.T, family string, more map[string]string, goSki
 	}
 	e, err := skillhost.Open(context.Background(), skillhost.Config{Operator: cfg, StateDir: testenv.StateDir(),
 		IndexPath: filepath.Join(dir, "index.db"), NoBundled: true, NoUserSources: true, PackDirs: sources, GoSkills: goSkills,
-		Skills: skillhost.SkillsConfig{Tools: family}})
+		Skills: registry.SkillsConfig{Tools: family}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/install"
 	"github.com/skillhost/skillhost/install/sign"
+	"github.com/skillhost/skillhost/install/trustconf"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -100,11 +101,9 @@ gives the locked bytes.`,
 			if err != nil {
 				return err
 			}
-			tr, err := trust.trust()
-			if err != nil {
+			if in.Policy, err = g.policy(&trust, allowUnsigned); err != nil {
 				return err
 			}
-			in.Policy = &install.Policy{Trust: tr, RequireSignature: !allowUnsigned}
 			if len(args) == 0 {
 				if len(req.Skills) > 0 || req.All || req.Digest != "" || req.Approve {
 					return usageErr("--skill, --all, --digest and --approve need a SOURCE")
@@ -186,6 +185,9 @@ func newInstalledCmd(g *globals) *cobra.Command {
 					state, bad = "CHANGED", bad+1
 				}
 				fmt.Fprintf(g.stdout, "%-7s %-5s %s %s\n        from %s\n", state, e.Kind, e.Name, e.Version, e.Source)
+				if e.Signer != "" {
+					fmt.Fprintf(g.stdout, "        signed by %s\n", signerText(e.Signer, e.Issuer))
+				}
 				if caps := describeCaps(e.Approved); caps != "" {
 					fmt.Fprintf(g.stdout, "        approved: %s\n", caps)
 				}
@@ -268,11 +270,9 @@ it is run with --approve.`,
 			if err != nil {
 				return err
 			}
-			tr, err := trust.trust()
-			if err != nil {
+			if in.Policy, err = g.policy(&trust, allowUnsigned); err != nil {
 				return err
 			}
-			in.Policy = &install.Policy{Trust: tr, RequireSignature: !allowUnsigned}
 			lock, err := install.ReadLock(in.LockFile)
 			if err != nil {
 				return err
@@ -462,11 +462,11 @@ signature is missing, does not verify, or is by someone not trusted.`,
 			if err != nil {
 				return &exitError{code: exitToolError, err: fmt.Errorf("%s is not signed: %v", args[0], err)}
 			}
-			tr, err := trust.trust()
+			pol, err := g.policy(&trust, false)
 			if err != nil {
 				return err
 			}
-			s, err := tr.Verify(data, b)
+			s, err := pol.Trust.Verify(data, b)
 			if err != nil {
 				return &exitError{code: exitToolError, err: err}
 			}
@@ -502,6 +502,34 @@ func (f *trustFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.identityRE, "identity-regexp", "", "trust keyless signatures whose subject matches this whole `REGEXP`, with --issuer")
 	fl.StringVar(&f.issuer, "issuer", "", "the OIDC `ISSUER` of the keyless identity")
 	fl.StringVar(&f.trustedRoot, "trusted-root", "", "the sigstore trusted root `FILE` (trusted_root.json) keyless signatures chain to")
+}
+
+// policy is the trust policy of the operator config's [trust] section
+// with the signers the flags name added; allowUnsigned lifts the
+// requirement that remote sources be signed.
+func (g *globals) policy(f *trustFlags, allowUnsigned bool) (*install.Policy, error) {
+	op, err := packs.LoadConfig(g.configFile)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	pol, err := install.PolicyOf(trustconf.Of(op))
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	extra, err := f.trust()
+	if err != nil {
+		return nil, err
+	}
+	pol.Trust.Keys = append(pol.Trust.Keys, extra.Keys...)
+	pol.Trust.Revoked = append(pol.Trust.Revoked, extra.Revoked...)
+	pol.Trust.Identities = append(pol.Trust.Identities, extra.Identities...)
+	if extra.TrustedRoot != nil {
+		pol.Trust.TrustedRoot = extra.TrustedRoot
+	}
+	if allowUnsigned {
+		pol.RequireSignature = false
+	}
+	return pol, nil
 }
 
 // trust reads the flags into a sign.Trust.
@@ -575,4 +603,11 @@ id, as locks and messages name it. Existing files are not overwritten.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write `PREFIX`.key and PREFIX.pub")
 	return cmd
+}
+
+func signerText(identity, issuer string) string {
+	if issuer != "" {
+		return identity + " (issuer " + issuer + ")"
+	}
+	return "key " + identity
 }

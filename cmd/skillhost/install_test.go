@@ -156,3 +156,46 @@ func TestOutdatedAndUpgrade(t *testing.T) {
 		t.Fatalf("upgrade of what is not installed: %d %s", r.code, r.stderr)
 	}
 }
+
+// The [trust] section of skillhost.toml: a signature by a key it lists is
+// locked with its signer; a key it revokes is refused.
+func TestTrustFromConfig(t *testing.T) {
+	ws := t.TempDir()
+	conf := filepath.Join(ws, "skillhost.toml")
+	t.Setenv("SKILLHOST_CONFIG", conf)
+	src := filepath.Join(t.TempDir(), "tidy")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: tidy\ndescription: Tidy notes, for the trust test.\n---\nTidy.\n"), 0o644)
+	archive := filepath.Join(t.TempDir(), "tidy.tar.gz")
+	if r := cli(t, "", "pack", "build", src, "-o", archive); r.code != 0 {
+		t.Fatalf("pack build: %s", r.stderr)
+	}
+	r := cli(t, "", "keygen", "--out", filepath.Join(ws, "release"))
+	if r.code != 0 {
+		t.Fatalf("keygen: %s", r.stderr)
+	}
+	id := strings.TrimSpace(r.stdout[strings.LastIndex(strings.TrimSpace(r.stdout), "\n")+1:])
+	if r := cli(t, "", "pack", "sign", archive, "--key", filepath.Join(ws, "release.key")); r.code != 0 {
+		t.Fatalf("pack sign: %s", r.stderr)
+	}
+
+	os.WriteFile(conf, []byte("[trust]\nkeys = [\"release.pub\"]\nrevoked = [\""+id+"\"]\n"), 0o644)
+	if r := cli(t, "", "install", archive); r.code != 1 || !strings.Contains(r.stderr, "revoked") {
+		t.Fatalf("install signed by a revoked key: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	os.WriteFile(conf, []byte("[trust]\nkeys = [\"release.pub\"]\n"), 0o644)
+	if r := cli(t, "", "install", archive); r.code != 0 {
+		t.Fatalf("install: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := cli(t, "", "installed"); r.code != 0 || !strings.Contains(r.stdout, "signed by key "+id) {
+		t.Fatalf("installed: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// The engine reads the same file, [trust] and all.
+	if r := cli(t, "", "--no-bundled", "list", "--skills"); r.code != 0 || !strings.Contains(r.stdout, "tidy") {
+		t.Fatalf("list: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	os.WriteFile(conf, []byte("[trust]\nrevoked = [\"nope\"]\n"), 0o644)
+	if r := cli(t, "", "validate", conf); r.code != 1 || !strings.Contains(r.stdout, "skillhost.toml:2: trust.revoked[0]") {
+		t.Fatalf("validate of a bad [trust]: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}

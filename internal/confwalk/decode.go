@@ -3,6 +3,7 @@ package confwalk
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -97,10 +98,12 @@ type Validator interface {
 	Validate() error
 }
 
-// field is one key of a section struct.
+// field is one key of a section struct; owner is the struct type that
+// declares it, whose rules apply to it (an embedded struct's own).
 type field struct {
 	name  string
 	index []int
+	owner reflect.Type
 }
 
 // fields returns the keys of a section struct, in field order. The
@@ -122,9 +125,32 @@ func fields(t reflect.Type) []field {
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}
-		out = append(out, field{name: name, index: f.Index})
+		out = append(out, field{name: name, index: f.Index, owner: t})
 	}
 	return out
+}
+
+// allRules returns the rules of t with the fixed and refused keys of the
+// structs it embeds: the keys it has that are no field.
+func allRules(t reflect.Type) Rules {
+	r := rulesFor(t)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.Anonymous || f.Tag.Get("toml") != "" || f.Type.Kind() != reflect.Struct {
+			continue
+		}
+		sub := allRules(f.Type)
+		r.Fixed = append(slices.Clip(r.Fixed), sub.Fixed...)
+		if len(sub.Refused) > 0 {
+			refused := maps.Clone(r.Refused)
+			if refused == nil {
+				refused = map[string]string{}
+			}
+			maps.Copy(refused, sub.Refused)
+			r.Refused = refused
+		}
+	}
+	return r
 }
 
 // Keys returns the keys a section struct of type t accepts, in the order
@@ -135,10 +161,36 @@ func Keys(t reflect.Type) []string {
 	for _, f := range fields(t) {
 		out = append(out, f.name)
 	}
-	for _, f := range rulesFor(t).Fixed {
+	for _, f := range allRules(t).Fixed {
 		out = append(out, f.Key)
 	}
 	return out
+}
+
+// SectionKeys returns the keys of the registered top-level section name,
+// or of a table inside it (SectionKeys("skill_discovery", "directory")),
+// or nil when no package linked in owns it: for messages that point a
+// misplaced key to its section.
+func SectionKeys(name string, path ...string) []string {
+	rulesMu.RLock()
+	t, ok := sections[name]
+	rulesMu.RUnlock()
+	if !ok {
+		return nil
+	}
+	for _, p := range path {
+		var next reflect.Type
+		for _, f := range fields(t) {
+			if ft := t.FieldByIndex(f.index).Type; f.name == p && ft.Kind() == reflect.Struct {
+				next = ft
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		t = next
+	}
+	return Keys(t)
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -176,7 +228,7 @@ func (w *Walker) decodeStruct(kv Value, sv reflect.Value, rel Key, lines map[str
 		return false
 	}
 	t := sv.Type()
-	r := rulesFor(t)
+	r := allRules(t)
 	byName := map[string]field{}
 	for _, f := range fields(t) {
 		byName[f.name] = f
@@ -185,6 +237,11 @@ func (w *Walker) decodeStruct(kv Value, sv reflect.Value, rel Key, lines map[str
 		name := k.Key.Last()
 		lines[rel.Child(name).String()] = k.Line
 		f, known := byName[name]
+		if known {
+			r = allRules(t)
+			own := rulesFor(f.owner)
+			r.Hooks, r.Bounds, r.Enums = own.Hooks, own.Bounds, own.Enums
+		}
 		switch {
 		case known && r.Hooks[name] != nil:
 			if v, ok := r.Hooks[name](w, k); ok {
@@ -327,9 +384,9 @@ func check(v reflect.Value, prefix string) []error {
 		}
 		v = v.Elem()
 	}
-	r := rulesFor(v.Type())
 	var errs []error
 	for _, f := range fields(v.Type()) {
+		r := rulesFor(f.owner)
 		fv := v.FieldByIndex(f.index)
 		key := prefix + f.name
 		if b, ok := r.Bounds[f.name]; ok && fv.CanInt() {
