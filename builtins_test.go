@@ -199,4 +199,3 @@ func TestGoSkillsAreSearchable(t *testing.T) {
 		t.Errorf("skill_get of a Go skill replacing a file skill: %+v, %v", res, err)
 	}
 }
-
