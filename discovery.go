@@ -386,7 +386,9 @@ func (e *Engine) ListSkills(ctx context.Context, r index.SkillListRequest) (*ind
 }
 
 // Relevant retrieves the skills for a task, within a token budget, as a
-// block ready to inject into a prompt. A request without a budget gets
+// block ready to inject into a prompt, which tells the model to read other
+// skills with the reading tool of the engine's skill tool family unless
+// r.ReadTool names one. A request without a budget gets
 // Config.Skills.MaxTokens; with skill discovery off the result is empty.
 func (e *Engine) Relevant(ctx context.Context, r index.RelevantRequest) (*index.RelevantResult, error) {
 	idx, err := e.store()
@@ -397,11 +399,24 @@ func (e *Engine) Relevant(ctx context.Context, r index.RelevantRequest) (*index.
 		return noSkills(), nil
 	}
 	e.runView(&r.Scope, &r.VisibleTool, &r.KnownTools)
+	if r.ReadTool == "" {
+		r.ReadTool = e.readTool()
+	}
 	return idx.Relevant(ctx, r)
 }
 
+// readTool is the tool the engine's runs read a skill with by name, which
+// the prompt blocks name: load_skill, or skill_get for the search family.
+func (e *Engine) readTool() string {
+	if e.cfg.Skills.Tools == registry.SkillToolsSearch {
+		return registry.SkillGetName
+	}
+	return registry.LoadSkillName
+}
+
 // Directory returns the skill directory of the engine's scope for a
-// prompt. The fields d leaves zero come from Config.Skills.Directory;
+// prompt, whose Render names the reading tool of the engine's skill tool
+// family. The fields d leaves zero come from Config.Skills.Directory;
 // with the directory or skill discovery off it is empty.
 func (e *Engine) Directory(ctx context.Context, d index.DirectoryConfig) (*index.Directory, error) {
 	idx, err := e.store()
@@ -412,7 +427,11 @@ func (e *Engine) Directory(ctx context.Context, d index.DirectoryConfig) (*index
 		return noDirectory(), nil
 	}
 	e.runView(nil, &d.VisibleTool, &d.KnownTools)
-	return idx.Directory(ctx, d, e.cfg.Scope)
+	dir, err := idx.Directory(ctx, d, e.cfg.Scope)
+	if dir != nil {
+		dir.ReadTool = e.readTool()
+	}
+	return dir, err
 }
 
 // RebuildIndex drops and rewrites the tool index.

@@ -65,8 +65,12 @@ type DirectoryEntry struct {
 // reports an event through the store's listener each time it is called.
 type Directory struct {
 	Entries []DirectoryEntry
-	fields  map[string]bool
-	emit    func(name string, fields map[string]any)
+	// ReadTool is the tool Render tells a model to read a skill with, by
+	// name: the one its run has, load_skill or skill_get. "" means
+	// skill_get, with skill_search for discovery.
+	ReadTool string
+	fields   map[string]bool
+	emit     func(name string, fields map[string]any)
 }
 
 // Directory selects the skills to name in a prompt for a caller with
@@ -164,7 +168,9 @@ func directoryFields(in []string) (map[string]bool, error) {
 const (
 	directoryOpen   = "<skill_directory>\n"
 	directoryHeader = "Known skills (use skill_get by name; use skill_search for discovery):\n"
-	directoryClose  = "</skill_directory>"
+	// directoryReadHeader is the header for Directory.ReadTool, %s.
+	directoryReadHeader = "Known skills (read one with %s by its name):\n"
+	directoryClose      = "</skill_directory>"
 )
 
 // Render returns the <skill_directory> block, one line per entry:
@@ -179,7 +185,11 @@ func (d *Directory) Render() string {
 	var b strings.Builder
 	if len(d.Entries) > 0 {
 		b.WriteString(directoryOpen)
-		b.WriteString(directoryHeader)
+		if d.ReadTool == "" || d.ReadTool == "skill_get" {
+			b.WriteString(directoryHeader)
+		} else {
+			fmt.Fprintf(&b, directoryReadHeader, d.ReadTool)
+		}
 		for _, e := range d.Entries {
 			b.WriteString("- ")
 			b.WriteString(e.Name)

@@ -31,11 +31,10 @@ func EstimateTokens(s string) int {
 // The skill context block. Raw output is the same text without the tags
 // and the header line.
 const (
-	skillContextOpen   = "<skill_context>\n"
-	skillContextClose  = "</skill_context>"
-	skillContextHeader = "Skill playbooks for this task. Follow a skill's steps when its trigger fits; fetch other skills with skill_get.\n"
-	truncationMark     = "\n[truncated to fit the token budget]\n"
-	ellipsis           = "…"
+	skillContextOpen  = "<skill_context>\n"
+	skillContextClose = "</skill_context>"
+	truncationMark    = "\n[truncated to fit the token budget]\n"
+	ellipsis          = "…"
 )
 
 // renderSkill writes one skill as a Markdown section.
@@ -100,13 +99,23 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// renderSkills renders docs as an injection block (inject true) or as
-// plain Markdown sections (inject false).
-func renderSkills(docs []SkillContent, inject bool) string {
+// contextHeader is the first line of a <skill_context> block: it tells a
+// model to read other skills with readTool ("" means skill_get).
+func contextHeader(readTool string) string {
+	if readTool == "" {
+		readTool = "skill_get"
+	}
+	return "Skill playbooks for this task. Follow a skill's steps when its trigger fits; fetch other skills with " + readTool + ".\n"
+}
+
+// renderSkills renders docs as an injection block under header (a
+// contextHeader), or as plain Markdown sections when header is "".
+func renderSkills(docs []SkillContent, header string) string {
 	var b strings.Builder
+	inject := header != ""
 	if inject {
 		b.WriteString(skillContextOpen)
-		b.WriteString(skillContextHeader)
+		b.WriteString(header)
 	}
 	for i, d := range docs {
 		if i > 0 || inject {
@@ -160,9 +169,10 @@ var compressionSteps = []compressionStep{
 // fitSkills renders docs within maxTokens (EstimateTokens of the result
 // is at most maxTokens): structured compression first, then truncation of
 // the rendering at a line boundary. It returns "" only when not even the
-// empty block fits.
-func fitSkills(docs []SkillContent, maxTokens int, inject bool) budgeted {
-	full := renderSkills(docs, inject)
+// empty block fits. header is renderSkills'.
+func fitSkills(docs []SkillContent, maxTokens int, header string) budgeted {
+	inject := header != ""
+	full := renderSkills(docs, header)
 	out := budgeted{RawTokens: EstimateTokens(full)}
 	if out.RawTokens <= maxTokens {
 		out.Text, out.FinalTokens = full, out.RawTokens
@@ -176,14 +186,14 @@ func fitSkills(docs []SkillContent, maxTokens int, inject bool) budgeted {
 	}
 	fair := limit
 	if len(work) > 0 {
-		fair = (limit - utf8.RuneCountInString(renderSkills(nil, inject))) / len(work)
+		fair = (limit - utf8.RuneCountInString(renderSkills(nil, header))) / len(work)
 	}
 	text := full
 	for _, step := range compressionSteps {
 		for i := range work {
 			step(&work[i], fair)
 		}
-		text = renderSkills(work, inject)
+		text = renderSkills(work, header)
 		if utf8.RuneCountInString(text) <= limit {
 			out.Text, out.FinalTokens = text, EstimateTokens(text)
 			return out

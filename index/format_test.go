@@ -62,8 +62,8 @@ func TestEstimateTokens(t *testing.T) {
 }
 
 func TestRenderSkillsGolden(t *testing.T) {
-	checkGolden(t, "skill_context.txt", renderSkills(sampleDocs(), true))
-	checkGolden(t, "skill_raw.txt", renderSkills(sampleDocs(), false))
+	checkGolden(t, "skill_context.txt", renderSkills(sampleDocs(), contextHeader("")))
+	checkGolden(t, "skill_raw.txt", renderSkills(sampleDocs(), ""))
 }
 
 // TestFitSkillsCompressedGolden shows the block at budgets that force
@@ -71,7 +71,7 @@ func TestRenderSkillsGolden(t *testing.T) {
 func TestFitSkillsCompressedGolden(t *testing.T) {
 	docs := sampleDocs()
 	for _, budget := range []int{170, 120, 60} {
-		got := fitSkills(docs, budget, true)
+		got := fitSkills(docs, budget, contextHeader(""))
 		if EstimateTokens(got.Text) > budget || !got.Compressed {
 			t.Errorf("budget %d: %+v", budget, got)
 		}
@@ -81,11 +81,11 @@ func TestFitSkillsCompressedGolden(t *testing.T) {
 
 func TestFitSkillsUnderBudgetKeepsText(t *testing.T) {
 	docs := sampleDocs()
-	got := fitSkills(docs, 6000, true)
+	got := fitSkills(docs, 6000, contextHeader(""))
 	if got.Compressed || got.Truncated {
 		t.Errorf("small skills were compressed: %+v", got)
 	}
-	if want := renderSkills(docs, true); got.Text != want {
+	if want := renderSkills(docs, contextHeader("")); got.Text != want {
 		t.Errorf("text changed under budget")
 	}
 	if got.RawTokens != got.FinalTokens || got.FinalTokens != EstimateTokens(got.Text) {
@@ -102,8 +102,8 @@ func TestFitSkillsCompressionOrder(t *testing.T) {
 		Steps:        []string{"step one", "step two", "step three"},
 		FailureModes: []string{"f1", "f2", "f3", "f4", "f5"},
 	}
-	full := EstimateTokens(renderSkills([]SkillContent{doc}, true))
-	got := fitSkills([]SkillContent{doc}, full-10, true)
+	full := EstimateTokens(renderSkills([]SkillContent{doc}, contextHeader("")))
+	got := fitSkills([]SkillContent{doc}, full-10, contextHeader(""))
 	if !got.Compressed || got.Truncated {
 		t.Fatalf("want compression without truncation, got %+v", got)
 	}
@@ -169,7 +169,7 @@ func TestFitSkillsBudgetProperty(t *testing.T) {
 		}
 		budget := 200 + rng.IntN(5801)
 		inject := i%2 == 0
-		got := fitSkills(docs, budget, inject)
+		got := fitSkills(docs, budget, injectHeader(inject))
 		if got.FinalTokens > budget || EstimateTokens(got.Text) > budget {
 			t.Fatalf("case %d: %d tokens over budget %d", i, EstimateTokens(got.Text), budget)
 		}
@@ -194,7 +194,7 @@ func TestFitSkillsBudgetProperty(t *testing.T) {
 func TestFitSkillsTinyBudget(t *testing.T) {
 	docs := sampleDocs()
 	for _, budget := range []int{0, 1, 5, 10, 20} {
-		got := fitSkills(docs, budget, true)
+		got := fitSkills(docs, budget, contextHeader(""))
 		if EstimateTokens(got.Text) > budget {
 			t.Errorf("budget %d: %d tokens", budget, EstimateTokens(got.Text))
 		}
@@ -232,6 +232,15 @@ func BenchmarkFitSkills(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		fitSkills(docs, 1500, true)
+		fitSkills(docs, 1500, contextHeader(""))
 	}
+}
+
+// injectHeader is the header of an injection block (inject) or of raw
+// output.
+func injectHeader(inject bool) string {
+	if inject {
+		return contextHeader("")
+	}
+	return ""
 }

@@ -146,7 +146,11 @@ func (s *Store) GetSkills(ctx context.Context, r SkillGetRequest) (*SkillGetResu
 	}
 	final := 0
 	if len(res.Skills) > 0 {
-		fit := fitSkills(res.Skills, maxTokens, format == FormatInjection)
+		header := ""
+		if format == FormatInjection {
+			header = contextHeader("")
+		}
+		fit := fitSkills(res.Skills, maxTokens, header)
 		res.FormattedContext, final = fit.Text, fit.FinalTokens
 		if err := s.touchSkills(ctx, ids); err != nil {
 			return nil, fmt.Errorf("index: skill_get: recording use: %w", err)

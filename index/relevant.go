@@ -34,6 +34,10 @@ type RelevantRequest struct {
 	// VisibleTool and KnownTools are as in SkillGetRequest.
 	VisibleTool func(name string) bool
 	KnownTools  []string
+	// ReadTool is the tool FormattedContext tells the model to read other
+	// skills with: the one its run has, load_skill or skill_get; "" means
+	// skill_get.
+	ReadTool string
 }
 
 // RelevantResult is what pre-flight retrieval injects.
@@ -119,7 +123,7 @@ func (s *Store) Relevant(ctx context.Context, r RelevantRequest) (*RelevantResul
 			}
 		}
 		if len(res.Skills) > 0 {
-			fit := fitSkills(res.Skills, maxTokens, true)
+			fit := fitSkills(res.Skills, maxTokens, contextHeader(r.ReadTool))
 			res.FormattedContext = fit.Text
 			res.RawTokensEst, res.FinalTokensEst = fit.RawTokens, fit.FinalTokens
 			res.WasSummarized = fit.Compressed || fit.Truncated
