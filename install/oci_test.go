@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,9 +24,9 @@ import (
 // registryServer is an OCI registry (go-containerregistry's, the real
 // protocol) on loopback over TLS; flip, when set, corrupts the body of
 // blob responses.
-func registryServer(t *testing.T) (*httptest.Server, *atomic.Bool) {
+func registryServer(t testing.TB) (*httptest.Server, *atomic.Bool) {
 	t.Helper()
-	reg := ggcrregistry.New()
+	reg := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
 	var flip atomic.Bool
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if flip.Load() && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") {
