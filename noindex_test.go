@@ -43,10 +43,10 @@ func TestNoIndex(t *testing.T) {
 	}
 }
 
-// TestGrantsFor: the grants GrantsFor returns replace the pack's grant as
-// Config.Grants entries do, and it sees each tool with the grant the
-// operator config gives it.
-func TestGrantsFor(t *testing.T) {
+// TestGrantFor: the grant GrantFor returns replaces the module's grant
+// as a Config.Grants entry does; it sees each module with the grant the
+// operator config gives it, once, as the registry is built once.
+func TestGrantFor(t *testing.T) {
 	ctx := context.Background()
 	op, err := packs.ParseConfig(filepath.Join(t.TempDir(), "skillhost.toml"), []byte(`[sources]
 user = ""
@@ -60,25 +60,23 @@ allowed_hosts = ["api.example.com"]
 	}
 	calls := 0
 	e, err := skillhost.Open(ctx, skillhost.Config{StateDir: t.TempDir(), Operator: op, NoIndex: true,
-		GrantsFor: func(tools []*skillhost.Tool) map[string]skillhost.Grant {
+		GrantFor: func(pack string, tools []string, g skillhost.Grant) (skillhost.Grant, bool) {
+			if !slices.Contains(tools, "http_fetch") {
+				return g, false
+			}
 			calls++
-			i := slices.IndexFunc(tools, func(t *skillhost.Tool) bool { return t.Name == "http_fetch" })
-			if i < 0 {
-				t.Fatal("GrantsFor does not see http_fetch")
+			if pack != "core" || !slices.Equal(g.AllowedHosts, []string{"api.example.com"}) {
+				t.Errorf("GrantFor sees pack %s with the operator's hosts %v, want core with the config's", pack, g.AllowedHosts)
 			}
-			g := tools[i].Operator
-			if !slices.Equal(g.AllowedHosts, []string{"api.example.com"}) {
-				t.Errorf("GrantsFor sees the operator's hosts %v, want the config's", g.AllowedHosts)
-			}
-			g.AllowedHosts = append(g.AllowedHosts, "cdn.example.com")
-			return map[string]skillhost.Grant{tools[i].Pack: g}
+			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), "cdn.example.com")
+			return g, true
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close(ctx)
 	if calls != 1 {
-		t.Errorf("GrantsFor called %d times, want once", calls)
+		t.Errorf("GrantFor called %d times for http_fetch's module, want once", calls)
 	}
 	tl, err := e.Tool("http_fetch")
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -106,14 +105,13 @@ type Config struct {
 	// it leaves zero is held to the default limits. A grant that leaves
 	// Isolation empty gets the operator config's [sandbox] isolation.
 	Grants map[string]Grant
-	// GrantsFor, when set, computes further grants from the tools as the
-	// operator config and Grants grant them: it is called with every tool
-	// of the registry (Tool.Pack, Tool.Operator) and returns grants by
-	// pack name, which replace those packs' grants as Grants entries do.
-	// When it returns any, the registry is built again with them (modules
-	// are not compiled again). skillhost call uses it to add its grant
-	// flags to the grant of the called tool's pack.
-	GrantsFor func(tools []*Tool) map[string]Grant
+	// GrantFor, when set, is called with the operator's grant of each
+	// Wasm module (from Grants or the operator config) as the registry is
+	// built, with the module's pack and tool names; when it returns true,
+	// the grant it returns replaces it, as a Grants entry does. Grants are
+	// computed once: skillhost call uses it to add its grant flags to the
+	// grant of the called tool's module.
+	GrantFor func(pack string, tools []string, operator Grant) (Grant, bool)
 	// DefaultLimits are the operator's default ceilings for every pack;
 	// their non-zero fields win over the operator config's [limits]. A
 	// module's limits are held to its pack's grant where that sets them,
@@ -401,7 +399,7 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	cfg := e.cfg
 	opts := registry.Options{
 		Host: e.host, Operator: e.op, Grants: cfg.Grants, DefaultLimits: cfg.DefaultLimits,
-		Policy: cfg.ToolPolicy, Natives: cfg.Tools, ToolSearch: cfg.ToolSearch, Events: cfg.Events,
+		Policy: cfg.ToolPolicy, Natives: cfg.Tools, ToolSearch: cfg.ToolSearch, Events: cfg.Events, GrantFor: cfg.GrantFor,
 		Services: e.svc.services, OneCall: cfg.OneCall,
 	}
 	if opts.Builtins, err = e.builtins(cat); err != nil {
@@ -410,18 +408,6 @@ func (e *Engine) load(ctx context.Context) (*loaded, error) {
 	reg, err := registry.New(ctx, cat, opts)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.GrantsFor != nil {
-		if more := cfg.GrantsFor(reg.Tools()); len(more) > 0 {
-			opts.Grants = maps.Clone(cfg.Grants)
-			if opts.Grants == nil {
-				opts.Grants = make(map[string]Grant, len(more))
-			}
-			maps.Copy(opts.Grants, more)
-			if reg, err = registry.New(ctx, cat, opts); err != nil {
-				return nil, err
-			}
-		}
 	}
 	l.reg = reg
 	l.problems = append(l.problems, reg.Problems()...)

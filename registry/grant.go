@@ -13,6 +13,8 @@ type grants struct {
 	op *packs.Config
 	// embedder are Options.Grants, replacing the config's sections.
 	embedder map[string]host.Grant
+	// adjust is Options.GrantFor.
+	adjust func(pack string, tools []string, operator host.Grant) (host.Grant, bool)
 	// defaults are Options.DefaultLimits, the embedder's ceilings.
 	defaults host.Limits
 	// resolve fills a grant's zero limits from the host's defaults (the
@@ -33,6 +35,15 @@ type grants struct {
 func (g *grants) of(t *Tool, p *packs.Pack, m *packs.Module) {
 	req := requestGrant(m)
 	op, from := g.operatorGrant(p, m)
+	if g.adjust != nil {
+		names := make([]string, len(m.Tools))
+		for i, tl := range m.Tools {
+			names[i] = tl.Name
+		}
+		if adj, ok := g.adjust(p.Name, names, op); ok {
+			op, from = adj, GrantFromEmbedder
+		}
+	}
 	granted := op.Limits
 	op.Limits = g.resolve(granted)
 	// Isolation is the operator's alone: the pack's section or the

@@ -61,6 +61,13 @@ type Options struct {
 	// Operator is the operator's configuration: per-pack grants, limits
 	// and config values. Nil means packs.DefaultConfig().
 	Operator *packs.Config
+	// GrantFor, when set, is called with the operator's grant of each Wasm
+	// module as it is computed, with the module's pack and tool names; when
+	// it returns true the grant it returns is the module's operator grant
+	// instead, as from the embedder (GrantFromEmbedder). Grants are
+	// computed once, as the registry is built: skillhost call adds its
+	// grant flags to the called tool's grant this way.
+	GrantFor func(pack string, tools []string, operator host.Grant) (host.Grant, bool)
 	// Grants are the embedder's grants by pack name; an entry replaces the
 	// operator config's section for that pack.
 	Grants map[string]host.Grant
@@ -148,7 +155,7 @@ func New(ctx context.Context, cat *packs.Catalog, opts Options) (*Registry, erro
 		mapped:  map[string]*Tool{},
 		modules: map[*packs.Module]*moduleSlot{},
 	}
-	r.grants = &grants{op: opts.Operator, embedder: opts.Grants, defaults: opts.DefaultLimits,
+	r.grants = &grants{op: opts.Operator, embedder: opts.Grants, adjust: opts.GrantFor, defaults: opts.DefaultLimits,
 		resolve: func(l host.Limits) host.Limits { return l }, isolation: host.IsolationInProcess}
 	if opts.Host != nil {
 		r.grants.resolve = opts.Host.Config().Resolve

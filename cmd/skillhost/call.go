@@ -222,13 +222,11 @@ func callTool(ctx context.Context, g *globals, cf *callFlags, name string, posit
 		if extra == nil {
 			return
 		}
-		cfg.GrantsFor = func(tools []*skillhost.Tool) map[string]skillhost.Grant {
-			for _, t := range tools {
-				if t.Name == name && t.Pack != "" {
-					return map[string]skillhost.Grant{t.Pack: merge(t.Operator, *extra)}
-				}
+		cfg.GrantFor = func(pack string, tools []string, op skillhost.Grant) (skillhost.Grant, bool) {
+			if !slices.Contains(tools, name) {
+				return op, false
 			}
-			return nil
+			return merge(op, *extra), true
 		}
 	})
 	if err != nil {
