@@ -206,14 +206,25 @@ func usedImports(f *ast.File, body *ast.BlockStmt) (string, error) {
 		byName[name] = p
 	}
 	used := map[string]bool{}
+	var unknown []string
 	ast.Inspect(body, func(n ast.Node) bool {
 		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && byName[id.Name] != "" {
-				used[byName[id.Name]] = true
+			if id, ok := sel.X.(*ast.Ident); ok {
+				switch {
+				case byName[id.Name] != "":
+					used[byName[id.Name]] = true
+				case id.Obj == nil && !slices.Contains(unknown, id.Name):
+					// Neither declared in the file nor the name of an
+					// import as importName guesses it.
+					unknown = append(unknown, id.Name)
+				}
 			}
 		}
 		return true
 	})
+	if len(unknown) > 0 {
+		return "", fmt.Errorf("cannot tell which import %s names: import it under that name", strings.Join(unknown, ", "))
+	}
 	var std, other []string
 	for p := range used {
 		if first, _, _ := strings.Cut(p, "/"); strings.Contains(first, ".") {

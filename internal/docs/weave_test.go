@@ -81,6 +81,7 @@ func TestWeave(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{
+		"<!-- woven from testdata/example.go ExampleUnknown -->\n```go\n```\n", // openai-go is imported as openai
 		"<!-- woven from testdata/example.go ExampleNone -->\n```go\n```\n",    // no such function
 		"<!-- woven from testdata/none.go ExampleHello -->\n```go\n```\n",      // no such file
 		"<!-- woven from testdata/example.go ExampleHello -->\nText.\n",        // no block

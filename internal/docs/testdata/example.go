@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/skillhost/skillhost/abi"
 )
 
@@ -22,4 +23,8 @@ func ExampleMain() {
 	fmt.Println("main")
 
 	// ...
+}
+
+func ExampleUnknown() {
+	fmt.Println(openai.F)
 }
