@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	oras "oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/install/sign"
 	"github.com/skillhost/skillhost/install/trustconf"
 )
@@ -39,6 +42,9 @@ type Policy struct {
 	// sites, git, OCI) that come without a trusted signature. Folders and
 	// archive files on disk are the operator's own and need none.
 	RequireSignature bool
+	// RestrictUnknown holds installed packs that no trusted signer signed
+	// to Restrict's ceiling when they run.
+	RestrictUnknown bool
 	// Registries, GitHosts and Sites, when not empty, are the only OCI
 	// registries, git hosts and https:// hosts sources may name (exact
 	// host names, host:port for a port).
@@ -234,5 +240,65 @@ func PolicyOf(c trustconf.Config) (*Policy, error) {
 		}
 		tr.TrustedRoot = b
 	}
-	return &Policy{Trust: tr, RequireSignature: c.Require(), Registries: c.Registries, GitHosts: c.GitHosts, Sites: c.Sites}, nil
+	return &Policy{Trust: tr, RequireSignature: c.Require(), RestrictUnknown: c.Restrict(), Registries: c.Registries, GitHosts: c.GitHosts, Sites: c.Sites}, nil
+}
+
+// Trusts says whether the policy trusts the signer a lock entry names:
+// a key it lists and does not revoke, or a keyless identity it names.
+// An entry with no signer is trusted by no policy.
+func (p *Policy) Trusts(identity, issuer string) bool {
+	if p == nil || p.Trust == nil || identity == "" {
+		return false
+	}
+	if issuer == "" {
+		if slices.Contains(p.Trust.Revoked, identity) {
+			return false
+		}
+		for _, k := range p.Trust.Keys {
+			if id, err := sign.KeyID(k); err == nil && id == identity {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range p.Trust.Identities {
+		if id.Issuer != issuer {
+			continue
+		}
+		if id.Subject != "" && id.Subject == identity {
+			return true
+		}
+		if id.SubjectRegexp != "" {
+			if re, err := regexp.Compile("^(?:" + id.SubjectRegexp + ")$"); err == nil && re.MatchString(identity) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Restrict is the ceiling of an installed pack no trusted signer signed:
+// g without network (no hosts, no private network), with every mount
+// read-only, and without host services. It returns what it took away,
+// one reason a line, for `show` to say.
+func Restrict(g host.Grant) (host.Grant, []string) {
+	var why []string
+	if len(g.AllowedHosts) > 0 || g.AllowPrivateNetwork {
+		why = append(why, "no network (allowed hosts "+strings.Join(g.AllowedHosts, ", ")+" withheld)")
+		g.AllowedHosts, g.AllowPrivateNetwork = nil, false
+	}
+	mounts := make([]host.Mount, len(g.Mounts))
+	for i, m := range g.Mounts {
+		if !m.ReadOnly {
+			why = append(why, "mount "+m.GuestPath+" read-only")
+			m.ReadOnly = true
+		}
+		mounts[i] = m
+	}
+	g.Mounts = mounts
+	if len(g.Capabilities) > 0 {
+		why = append(why, "no services ("+strings.Join(g.Capabilities, ", ")+" withheld)")
+		g.Capabilities = nil
+	}
+	return g, why
 }

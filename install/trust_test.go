@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/install"
 	"github.com/skillhost/skillhost/install/sign"
 )
@@ -224,5 +226,47 @@ func TestSignedOCIAndAllowedRegistries(t *testing.T) {
 	in.Policy.Registries = []string{"registry.example"}
 	if _, err := in.Install(ctx, install.Request{Source: "oci://" + host + "/skills/weather:1"}); !errors.Is(err, install.ErrBadSource) {
 		t.Fatalf("a registry the policy does not allow: %v", err)
+	}
+}
+
+func TestRestrictAndTrusts(t *testing.T) {
+	g := host.Grant{AllowedHosts: []string{"api.example"}, AllowPrivateNetwork: true, Capabilities: []string{"mail.send"},
+		Mounts: []host.Mount{{HostPath: "/data", GuestPath: "/data"}, {HostPath: "/ref", GuestPath: "/ref", ReadOnly: true}},
+		Env: map[string]string{"TOKEN": "x"}, Limits: host.Limits{Timeout: time.Second}}
+	r, why := install.Restrict(g)
+	if len(r.AllowedHosts) != 0 || r.AllowPrivateNetwork || len(r.Capabilities) != 0 || !r.Mounts[0].ReadOnly || !r.Mounts[1].ReadOnly {
+		t.Fatalf("restricted %+v", r)
+	}
+	if r.Env["TOKEN"] != "x" || r.Limits.Timeout != time.Second || len(why) != 3 {
+		t.Fatalf("restricted %+v, why %q", r, why)
+	}
+	if g.Mounts[0].ReadOnly {
+		t.Fatal("Restrict changed the grant it was given")
+	}
+	if _, why := install.Restrict(host.Grant{Env: map[string]string{"A": "b"}}); len(why) != 0 {
+		t.Fatalf("a grant with nothing to take: %q", why)
+	}
+
+	alice, bob := newSigner(t), newSigner(t)
+	p := &install.Policy{Trust: &sign.Trust{Keys: [][]byte{alice.public, bob.public}, Revoked: []string{bob.id},
+		Identities: []sign.Identity{{Issuer: "https://iss.example", SubjectRegexp: `https://ci\.example/acme/.*`}}}}
+	for _, c := range []struct {
+		id, issuer string
+		want       bool
+	}{
+		{alice.id, "", true},
+		{bob.id, "", false}, // revoked
+		{newSigner(t).id, "", false},
+		{"", "", false},
+		{"https://ci.example/acme/release", "https://iss.example", true},
+		{"https://ci.example/acme/release", "https://other.example", false},
+		{"https://ci.example/evil?https://ci.example/acme/x", "https://iss.example", false},
+	} {
+		if got := p.Trusts(c.id, c.issuer); got != c.want {
+			t.Errorf("Trusts(%q, %q) = %v", c.id, c.issuer, got)
+		}
+	}
+	if (*install.Policy)(nil).Trusts(alice.id, "") {
+		t.Error("a nil policy trusts a key")
 	}
 }

@@ -151,6 +151,9 @@ func openEngine(ctx context.Context, g *globals, adjust func(*skillhost.Config))
 	if adjust != nil {
 		adjust(&cfg)
 	}
+	if err := g.restrictUnknownSigners(in, &cfg); err != nil {
+		return nil, err
+	}
 	e, err := openEngineFunc(ctx, cfg)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}

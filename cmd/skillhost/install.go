@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/install"
 	"github.com/skillhost/skillhost/install/sign"
 	"github.com/skillhost/skillhost/install/trustconf"
@@ -610,4 +611,53 @@ func signerText(identity, issuer string) string {
 		return identity + " (issuer " + issuer + ")"
 	}
 	return "key " + identity
+}
+
+// restrictUnknownSigners holds the installed packs that no signer the
+// trust policy trusts signed to install.Restrict's ceiling (unless
+// [trust] restrict_unknown_signers = false), after any grant the command
+// itself adds; g.ceilings records what each lost, for show.
+func (g *globals) restrictUnknownSigners(in *install.Installer, cfg *skillhost.Config) error {
+	lock, err := install.ReadLock(in.LockFile)
+	if err != nil || len(lock.Entries) == 0 {
+		return err
+	}
+	pol, err := g.policy(&trustFlags{}, false)
+	if err != nil {
+		return err
+	}
+	if !pol.RestrictUnknown {
+		return nil
+	}
+	unknown := map[string]*install.Entry{}
+	for _, e := range lock.Entries {
+		if e.Kind == "pack" && !pol.Trusts(e.Signer, e.Issuer) {
+			unknown[e.Name] = e
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	inner := cfg.GrantFor
+	cfg.GrantFor = func(pack string, tools []string, op skillhost.Grant) (skillhost.Grant, bool) {
+		gr, changed := op, false
+		if inner != nil {
+			gr, changed = inner(pack, tools, op)
+		}
+		e, ok := unknown[pack]
+		if !ok {
+			return gr, changed
+		}
+		gr, why := install.Restrict(gr)
+		if g.ceilings == nil {
+			g.ceilings = map[string][]string{}
+		}
+		who := "no one"
+		if e.Signer != "" {
+			who = signerText(e.Signer, e.Issuer) + ", whom [trust] does not trust"
+		}
+		g.ceilings[pack] = append([]string{pack + " was installed signed by " + who}, why...)
+		return gr, changed || len(why) > 0
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,62 @@ func TestTrustFromConfig(t *testing.T) {
 	os.WriteFile(conf, []byte("[trust]\nrevoked = [\"nope\"]\n"), 0o644)
 	if r := cli(t, "", "validate", conf); r.code != 1 || !strings.Contains(r.stdout, "skillhost.toml:2: trust.revoked[0]") {
 		t.Fatalf("validate of a bad [trust]: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// An installed pack no trusted signer signed runs without network,
+// writable mounts or services, whatever [packs.<name>] grants, and show
+// says why; [trust] restrict_unknown_signers = false lifts it.
+func TestUnknownSignersCeiling(t *testing.T) {
+	ws := t.TempDir()
+	conf := filepath.Join(ws, "skillhost.toml")
+	t.Setenv("SKILLHOST_CONFIG", conf)
+	src := filepath.Join(t.TempDir(), "weather")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "pack.yaml"), []byte(`name: weather
+version: 1.0.0
+description: A pack for the ceiling test.
+modules:
+  - name: m
+    path: m.wasm
+    request:
+      allowed_hosts: ["api.weather.example"]
+      services: [mail.send]
+    tools:
+      - name: weather_get
+        description: Get the weather, for the ceiling test.
+        input_schema: {type: object, properties: {}}
+`), 0o644)
+	os.WriteFile(filepath.Join(src, "m.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644)
+	grant := "[packs.weather]\nallowed_hosts = [\"api.weather.example\"]\nservices = [\"mail.send\"]\n"
+	os.WriteFile(conf, []byte(grant), 0o644)
+	if r := cli(t, "", "install", src); r.code != 0 {
+		t.Fatalf("install: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r := cli(t, "", "--no-bundled", "show", "weather_get", "--json")
+	if r.code != 0 {
+		t.Fatalf("show: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	var shown struct {
+		Effective struct {
+			AllowedHosts []string `json:"allowed_hosts"`
+			Capabilities []string `json:"capabilities"`
+		} `json:"effective"`
+		Ceiling []string `json:"ceiling"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.Effective.AllowedHosts) != 0 || len(shown.Effective.Capabilities) != 0 || len(shown.Ceiling) == 0 || !strings.Contains(shown.Ceiling[0], "signed by no one") {
+		t.Fatalf("an unsigned install's grant: %s", r.stdout)
+	}
+	if r := cli(t, "", "--no-bundled", "show", "weather_get"); !strings.Contains(r.stdout, "no network") {
+		t.Fatalf("show does not say why: %s", r.stdout)
+	}
+	os.WriteFile(conf, []byte("[trust]\nrestrict_unknown_signers = false\n\n"+grant), 0o644)
+	r = cli(t, "", "--no-bundled", "show", "weather_get", "--json")
+	shown.Ceiling = nil
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown.Effective.AllowedHosts) != 1 || shown.Ceiling != nil {
+		t.Fatalf("without the ceiling: %s %v", r.stdout, err)
 	}
 }

@@ -68,13 +68,16 @@ type globals struct {
 	quiet      bool   // problems already reported
 	stateDir   string
 	packDirs   []string
-	noBundle   bool
-	noUser     bool
-	callJSON   bool // call --json
-	stdin      io.Reader
-	stdout     io.Writer
-	stderr     io.Writer
-	stderrTTY  bool // progress lines go to stderr
+	// ceilings are what the trust policy took from the grants of
+	// installed packs no trusted signer signed, by pack (for show).
+	ceilings  map[string][]string
+	noBundle  bool
+	noUser    bool
+	callJSON  bool // call --json
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
+	stderrTTY bool // progress lines go to stderr
 }
 
 func newRootWith(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *globals) {

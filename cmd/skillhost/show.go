@@ -95,6 +95,9 @@ type toolJSON struct {
 	// section), "operator default" ([sandbox]) or "default".
 	Isolation       host.Isolation   `json:"isolation"`
 	IsolationSource skillhost.Origin `json:"isolation_source"`
+	// Ceiling says what the trust policy took from the grant of an
+	// installed pack no trusted signer signed, and why.
+	Ceiling []string `json:"ceiling,omitempty"`
 }
 
 // configJSON is one config param of a tool with its effective value.
@@ -191,7 +194,7 @@ func printToolJSON(g *globals, t *skillhost.Tool) error {
 		Hidden: t.Hidden, Tags: t.Tags, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		Config: toolConfig(t), Requested: redacted(t.Requested), Operator: redacted(t.Operator), GrantFrom: t.GrantFrom,
 		Effective: redacted(t.Effective), Limits: t.Effective.Limits, LimitSources: t.LimitFrom,
-		Isolation: t.Isolation, IsolationSource: t.IsolationFrom,
+		Isolation: t.Isolation, IsolationSource: t.IsolationFrom, Ceiling: g.ceilings[t.Pack],
 	}, "", "  ")
 	if err != nil {
 		return err
@@ -219,6 +222,12 @@ func printTool(g *globals, t *skillhost.Tool) {
 	}
 	fmt.Fprintf(w, "\n  requested:\n%s", describeGrant(t.Requested, ""))
 	fmt.Fprintf(w, "\n  effective grant (%s):\n%s", grantFrom(t), describeGrant(t.Effective, toolsNote(t)))
+	if c := g.ceilings[t.Pack]; len(c) > 0 {
+		fmt.Fprintf(w, "\n  held to the unknown signers' ceiling ([trust] restrict_unknown_signers):\n")
+		for _, l := range c {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
 	fmt.Fprintf(w, "\n  limits:\n%s", describeLimits(t))
 	fmt.Fprintf(w, "\n  isolation: %s (%s)\n", t.Isolation, isolationFrom(t))
 }

@@ -20,6 +20,7 @@ import (
 //
 //	[trust]
 //	require_signature = true              # remote sources must be signed (the default)
+//	restrict_unknown_signers = true       # unsigned installs run without network, rw mounts, services
 //	keys = ["keys/release.pub"]           # PEM public keys, relative to the config file
 //	revoked = ["sha256:…"]                # key ids refused even when trusted
 //	trusted_root = "trusted_root.json"    # sigstore trusted root for keyless signatures
@@ -44,6 +45,10 @@ type Config struct {
 	TrustedRoot string `toml:"trusted_root"`
 	// Identities are the keyless signers trusted.
 	Identities []Identity `toml:"identities"`
+	// RestrictUnknownSigners runs installed packs that no trusted signer
+	// signed without network, writable mounts or host services, whatever
+	// their grant says; nil is true.
+	RestrictUnknownSigners *bool `toml:"restrict_unknown_signers"`
 	// Registries, GitHosts and Sites limit the hosts sources may name;
 	// empty allows any.
 	Registries []string `toml:"registries"`
@@ -57,6 +62,12 @@ type Identity struct {
 	Issuer        string `toml:"issuer"`
 	Subject       string `toml:"subject"`
 	SubjectRegexp string `toml:"subject_regexp"`
+}
+
+// Restrict says whether installed packs no trusted signer signed are
+// held to the restricted ceiling.
+func (c *Config) Restrict() bool {
+	return c.RestrictUnknownSigners == nil || *c.RestrictUnknownSigners
 }
 
 // Require says whether remote sources must be signed.
