@@ -63,7 +63,6 @@ type Tenant struct {
 	Grants map[string]packs.PackGrant `toml:"grants"`
 
 	set         *Set
-	own         map[string]bool
 	allow, deny []glob.Glob
 }
 
@@ -115,13 +114,13 @@ func New(shared []string, tenants ...Tenant) (*Set, error) {
 			bad("tenant %q is defined twice", t.ID)
 			continue
 		}
-		t.set, t.own = s, map[string]bool{}
+		t.set = s
 		for _, p := range t.Packs {
 			if other, ok := s.owners[p]; ok && other.ID != t.ID {
 				bad("pack %q is a pack of tenants %q and %q; a pack belongs to one tenant — list it in [server] shared_packs to give it to every tenant", p, other.ID, t.ID)
 				continue
 			}
-			s.owners[p], t.own[p] = &t, true
+			s.owners[p] = &t
 		}
 		var err error
 		if t.allow, err = compile(t.ID, "tools", t.Tools); err != nil {
@@ -288,7 +287,7 @@ func (t *Tenant) Allowed(_ registry.RunContext, tool *registry.Tool) bool {
 // a tool of no pack): the pack must be its own or every tenant's, and the
 // name match its tool globs.
 func (t *Tenant) Allows(pack, name string) bool {
-	if pack != "" && !t.own[pack] && !t.set.Owner(pack).Allows(t.ID) {
+	if !t.set.Owner(pack).Allows(t.ID) {
 		return false
 	}
 	for _, g := range t.deny {

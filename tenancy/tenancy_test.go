@@ -125,6 +125,26 @@ func TestAllowed(t *testing.T) {
 	}
 }
 
+// A Set lists its tenants by id, whatever their order; the nil Set has
+// none and owns nothing.
+func TestSetTenants(t *testing.T) {
+	s, err := tenancy.New(nil, tenancy.Tenant{ID: "b"}, tenancy.Tenant{ID: "a"}, tenancy.Tenant{ID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tn := range s.Tenants() {
+		ids = append(ids, tn.ID)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, ids); diff != "" {
+		t.Errorf("Tenants (-want +got):\n%s", diff)
+	}
+	var none *tenancy.Set
+	if none.Tenant("a") != nil || none.Len() != 0 || none.Tenants() != nil || none.Shared() != nil || none.Owner("p") != tenancy.Everyone {
+		t.Error("the nil Set is not empty")
+	}
+}
+
 // A tenant's runs take its policy, activation scope, grants and fuel
 // counting from it, and search its index scope.
 func TestRunOptions(t *testing.T) {

@@ -107,9 +107,19 @@ var targets = []target{
 		// Tenancy (a tenant's tools, packs and sessions), quotas, and
 		// authentication (bearer tokens, OAuth tokens and the issuer's
 		// keys).
-		files: []string{"quota.go", "oauth.go", "jwks.go", "http.go", "server.go", "sessions.go", "tools.go"},
-		funcs: `^(quota\.(admit|spend)|bucket\.\w+|newQuota|oauthVerifier\.(verify|tenantOf)|tokenScopes|keySet\.key|pickKey|suits|Server\.(authenticate|admitHTTP|newTenant)|bearer|tenantPolicy\.Allowed|packOwners|sessionTable\.(open|enter|count)|session\.(tool|callTool))$`,
+		files: []string{"quota.go", "oauth.go", "jwks.go", "http.go", "server.go", "sessions.go", "tools.go", "skills.go"},
+		funcs: `^(quota\.(admit|spend)|bucket\.\w+|newQuota|oauthVerifier\.(verify|tenantOf)|tokenScopes|keySet\.key|pickKey|suits|Server\.(authenticate|admitHTTP|newTenant)|bearer|checkSkillTenants|sessionTable\.(open|enter|count)|session\.(tool|callTool))$`,
 		run:   `^(TestAnotherTenants\w*|TestQuota\w*|TestSessionLimits|TestAliasesResolveInsideTheTenant|TestOAuth\w*|TestKeySet\w*|TestDenyTools|TestOwnPacksPrivateWithoutSharedPacks|TestStdioQuotas|TestMemoryQuota|TestFuelAndGuestTimeQuotas|TestTenantsDoNotSeeEachOther|TestAuthAndHost|TestQuotas|TestHostileTenantDoesNotStallAnother|TestSkillToolsTenantIsolation|TestAuditTenantGrant|TestMetricsTenants|TestEngineProvidersReachTenants|TestProviderNotGranted)$`,
+		short: true,
+	},
+	{
+		name: "tenancy",
+		pkg:  "tenancy",
+		// Whose a pack is, what a tenant may see and use, and what New
+		// refuses: the one rule the engine's skills and the server's
+		// tools follow.
+		files: []string{"tenancy.go"},
+		funcs: `^(New|compile|Set\.(Owner|Tenant)|Owner\.(Allows|Tenant)|Tenant\.(Allowed|Allows|RunOptions|RunContext)|ScopeOf|ValidID)$`,
 		short: true,
 	},
 	{
