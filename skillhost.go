@@ -332,7 +332,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.InstalledDir != "" {
 		specs = insertSources(specs, packs.SourceSpec{Name: packs.SourceInstalled, Dir: cfg.InstalledDir, MaxDepth: op.Sources.MaxDepth, Optional: true})
 	}
-	hc := host.NewConfig().WithDefaultLimits(registry.HostLimits(op.Limits)).WithDefaultLimits(cfg.DefaultLimits)
+	hc := host.NewConfig().WithDefaultLimits(op.Limits).WithDefaultLimits(cfg.DefaultLimits)
 	if !cfg.NoCache {
 		hc = hc.WithCacheDir(st.Cache)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/skillhost/skillhost/grant"
 	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
@@ -151,7 +152,7 @@ type Config struct {
 	// Limits holds the [limits] section: the operator's default ceilings
 	// for every pack. A pack's own limits are held to its section's
 	// limits, else to these, else to the built-in defaults.
-	Limits Limits `json:"limits,omitzero"`
+	Limits grant.Limits `json:"limits,omitzero"`
 	// Sandbox holds the [sandbox] section: the operator's defaults for
 	// how every pack's calls are run.
 	Sandbox SandboxConfig `json:"sandbox,omitzero"`
@@ -284,7 +285,7 @@ type PackGrant struct {
 	// link-local addresses.
 	AllowPrivateNetwork bool `json:"allow_private_network,omitempty"`
 	// Mounts map host folders to the guest paths modules ask for.
-	Mounts []Mount `json:"mounts,omitempty"`
+	Mounts []grant.Mount `json:"mounts,omitempty"`
 	// Env holds the values of environment variables modules declare.
 	Env map[string]Secret `json:"env,omitempty"`
 	// Services are the host services (ns.name) modules may call.
@@ -295,7 +296,7 @@ type PackGrant struct {
 	// Limits are the pack's ceilings: a module's limits are held to them.
 	// A limit not set here is held to the [limits] default, else to the
 	// built-in one; a limit set here may be above either.
-	Limits Limits `json:"limits"`
+	Limits grant.Limits `json:"limits"`
 	// Isolation is where the pack's calls run: IsolationInProcess or
 	// IsolationProcess; "" when the section does not say, and then the
 	// [sandbox] default holds.
@@ -324,13 +325,6 @@ type PackGrant struct {
 // default scope mode (the file's or the embedder's) applies only to packs
 // whose section does not.
 func (g PackGrant) ScopeModeSet() bool { return g.scopeSet }
-
-// Mount maps a host folder to a guest path.
-type Mount struct {
-	Host     string `json:"host"`
-	Guest    string `json:"guest"`
-	ReadOnly bool   `json:"read_only,omitempty"`
-}
 
 // StateDirSet reports whether the config file sets state_dir itself;
 // without it, StateDir is .skillhost beside the file, and skillhost keeps
@@ -793,8 +787,8 @@ func (r *tomlReader) toolNames(kv tomlValue) []string {
 	return out
 }
 
-func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
-	var m Mount
+func (r *tomlReader) mount(it tomlValue) (grant.Mount, bool) {
+	var m grant.Mount
 	keys, ok := r.Table(it, "a table such as {host = \"/data\", guest = \"/data\", read_only = true}")
 	if !ok {
 		return m, false
@@ -804,14 +798,14 @@ func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
 		switch k.Key.Last() {
 		case "host":
 			p, ok := r.Path(k)
-			m.Host, good = p, good && ok
+			m.HostPath, good = p, good && ok
 		case "guest":
 			s, ok := r.Str(k)
 			if ok && (!strings.HasPrefix(s, "/") || strings.Contains(s, "..")) {
 				r.Errorf(k, "%s %q must be an absolute guest path without ..", k.Key, s)
 				ok = false
 			}
-			m.Guest, good = s, good && ok
+			m.GuestPath, good = s, good && ok
 		case "read_only":
 			b, ok := r.Bool(k)
 			m.ReadOnly, good = b, good && ok
@@ -820,7 +814,7 @@ func (r *tomlReader) mount(it tomlValue) (Mount, bool) {
 			good = false
 		}
 	}
-	if m.Host == "" || m.Guest == "" {
+	if m.HostPath == "" || m.GuestPath == "" {
 		if good {
 			r.Errorf(it, "%s needs both host and guest", it.Key)
 		}
@@ -874,10 +868,10 @@ func (r *tomlReader) scopeMode(kv tomlValue, s string) bool {
 // limitKeys are the keys of a limits table, in the order messages list them.
 const limitKeys = "timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel, max_write, max_open_files"
 
-func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
+func (r *tomlReader) limits(kv tomlValue) (grant.Limits, bool) {
 	keys, ok := r.Table(kv, "a table such as {timeout = \"5s\", max_memory = \"64MiB\"}")
 	if !ok {
-		return Limits{}, false
+		return grant.Limits{}, false
 	}
 	var raw rawLimits
 	sizes := map[string]*string{
@@ -916,12 +910,12 @@ func (r *tomlReader) limits(kv tomlValue) (Limits, bool) {
 		}
 	}
 	if !good {
-		return Limits{}, false
+		return grant.Limits{}, false
 	}
 	l, err := parseLimits(raw)
 	if err != nil {
 		r.Errorf(kv, "%s: %v", kv.Key, err)
-		return Limits{}, false
+		return grant.Limits{}, false
 	}
 	return l, true
 }
@@ -1176,7 +1170,7 @@ func packTOML(g PackGrant) map[string]any {
 	if len(g.Mounts) > 0 {
 		var ms []map[string]any
 		for _, mt := range g.Mounts {
-			ms = append(ms, map[string]any{"host": mt.Host, "guest": mt.Guest, "read_only": mt.ReadOnly})
+			ms = append(ms, map[string]any{"host": mt.HostPath, "guest": mt.GuestPath, "read_only": mt.ReadOnly})
 		}
 		m["mounts"] = ms
 	}
@@ -1212,7 +1206,7 @@ func packTOML(g PackGrant) map[string]any {
 	return m
 }
 
-func limitsTOML(l Limits) map[string]any {
+func limitsTOML(l grant.Limits) map[string]any {
 	m := map[string]any{}
 	if l.Timeout > 0 {
 		m["timeout"] = l.Timeout.String()

@@ -270,7 +270,7 @@ mounts = [{host = "~/data", guest = "/data"}]
 	}
 	got := want
 	got.State, got.User, got.Workspace = cfg.StateDir, cfg.Sources.User, cfg.Sources.Workspace
-	got.Installed, got.Mount = cfg.Sources.Installed, cfg.Packs["core"].Mounts[0].Host
+	got.Installed, got.Mount = cfg.Sources.Installed, cfg.Packs["core"].Mounts[0].HostPath
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/grant"
 )
 
 // The filesystem limits read from either file, by the one check both
@@ -14,23 +16,23 @@ func TestParseLimitsFilesystem(t *testing.T) {
 	tests := []struct {
 		name    string
 		raw     rawLimits
-		want    Limits
+		want    grant.Limits
 		wantErr string
 	}{
-		{"both", rawLimits{MaxWrite: "1MiB", MaxOpenFiles: "16"}, Limits{MaxWriteBytes: 1 << 20, MaxOpenFiles: 16}, ""},
-		{"bytes", rawLimits{MaxWrite: "4096"}, Limits{MaxWriteBytes: 4096}, ""},
-		{"the ceiling", rawLimits{MaxOpenFiles: "1048576"}, Limits{MaxOpenFiles: MaxOpenFilesCeiling}, ""},
-		{"unset", rawLimits{}, Limits{}, ""},
-		{"zero write", rawLimits{MaxWrite: "0"}, Limits{}, `max_write "0" must be a positive size such as 64MiB; to refuse every write, mount the folders read-only`},
-		{"zero write with a unit", rawLimits{MaxWrite: "0KiB"}, Limits{}, `max_write "0KiB" must be a positive size`},
-		{"negative write", rawLimits{MaxWrite: "-5"}, Limits{}, `max_write: size "-5" must start with a number`},
-		{"write too large", rawLimits{MaxWrite: "99999999999GiB"}, Limits{}, `max_write: size "99999999999GiB" is too large`},
-		{"zero open", rawLimits{MaxOpenFiles: "0"}, Limits{}, `max_open_files 0 must be a positive number of files, such as 64`},
-		{"negative open", rawLimits{MaxOpenFiles: "-1"}, Limits{}, `max_open_files -1 must be a positive number of files`},
-		{"very negative open", rawLimits{MaxOpenFiles: "-99999999999999999999"}, Limits{}, `max_open_files -99999999999999999999 must be a positive number of files`},
-		{"open above the ceiling", rawLimits{MaxOpenFiles: "1048577"}, Limits{}, `max_open_files 1048577 is above 1048576, the most files a process may hold open`},
-		{"open past int64", rawLimits{MaxOpenFiles: "99999999999999999999"}, Limits{}, `max_open_files 99999999999999999999 is above 1048576`},
-		{"open not a number", rawLimits{MaxOpenFiles: "many"}, Limits{}, `max_open_files many must be a positive number of files`},
+		{"both", rawLimits{MaxWrite: "1MiB", MaxOpenFiles: "16"}, grant.Limits{MaxWriteBytes: 1 << 20, MaxOpenFiles: 16}, ""},
+		{"bytes", rawLimits{MaxWrite: "4096"}, grant.Limits{MaxWriteBytes: 4096}, ""},
+		{"the ceiling", rawLimits{MaxOpenFiles: "1048576"}, grant.Limits{MaxOpenFiles: MaxOpenFilesCeiling}, ""},
+		{"unset", rawLimits{}, grant.Limits{}, ""},
+		{"zero write", rawLimits{MaxWrite: "0"}, grant.Limits{}, `max_write "0" must be a positive size such as 64MiB; to refuse every write, mount the folders read-only`},
+		{"zero write with a unit", rawLimits{MaxWrite: "0KiB"}, grant.Limits{}, `max_write "0KiB" must be a positive size`},
+		{"negative write", rawLimits{MaxWrite: "-5"}, grant.Limits{}, `max_write: size "-5" must start with a number`},
+		{"write too large", rawLimits{MaxWrite: "99999999999GiB"}, grant.Limits{}, `max_write: size "99999999999GiB" is too large`},
+		{"zero open", rawLimits{MaxOpenFiles: "0"}, grant.Limits{}, `max_open_files 0 must be a positive number of files, such as 64`},
+		{"negative open", rawLimits{MaxOpenFiles: "-1"}, grant.Limits{}, `max_open_files -1 must be a positive number of files`},
+		{"very negative open", rawLimits{MaxOpenFiles: "-99999999999999999999"}, grant.Limits{}, `max_open_files -99999999999999999999 must be a positive number of files`},
+		{"open above the ceiling", rawLimits{MaxOpenFiles: "1048577"}, grant.Limits{}, `max_open_files 1048577 is above 1048576, the most files a process may hold open`},
+		{"open past int64", rawLimits{MaxOpenFiles: "99999999999999999999"}, grant.Limits{}, `max_open_files 99999999999999999999 is above 1048576`},
+		{"open not a number", rawLimits{MaxOpenFiles: "many"}, grant.Limits{}, `max_open_files many must be a positive number of files`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
+	"github.com/skillhost/skillhost/grant"
 	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
@@ -614,8 +615,8 @@ func (l jsonLimits) text() rawLimits {
 // shared by every call the host runs. A cap above it could never be met.
 const MaxOpenFilesCeiling = 1 << 20
 
-func parseLimits(r rawLimits) (Limits, error) {
-	l := Limits{MaxFuel: r.MaxFuel}
+func parseLimits(r rawLimits) (grant.Limits, error) {
+	l := grant.Limits{MaxFuel: r.MaxFuel}
 	var err error
 	if r.MaxFuel < 0 {
 		return l, fmt.Errorf("max_fuel %d must be a positive number of instructions", r.MaxFuel)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/grant"
 )
 
 const goodManifest = `name: demo
@@ -57,7 +59,7 @@ func TestParseGood(t *testing.T) {
 				Tools:        []string{"other"},
 				Services:     []string{"mail.send"},
 			},
-			Limits: Limits{Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxOutputBytes: 1e6, MaxFuel: 5e6},
+			Limits: grant.Limits{Timeout: 2 * time.Second, MaxMemoryBytes: 64 << 20, MaxOutputBytes: 1e6, MaxFuel: 5e6},
 			Tools: []*ToolSpec{
 				{Name: "slugify", Export: "slugify", DisplayName: "Slugify", Description: "Make a slug.", Idempotent: true,
 					InputSchema: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`),

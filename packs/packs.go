@@ -23,8 +23,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"time"
 
+	"github.com/skillhost/skillhost/grant"
 	"github.com/skillhost/skillhost/internal/confwalk"
 )
 
@@ -85,7 +85,7 @@ type Module struct {
 	// Request is what the module asks to be granted.
 	Request Request `json:"request"`
 	// Limits bound each call; zero fields take the operator's defaults.
-	Limits Limits `json:"limits"`
+	Limits grant.Limits `json:"limits"`
 	// Tools lists the module's tools. When the manifest lists none, the
 	// caller takes them from the module's describe export (and completes
 	// them with Pack.CompleteTool).
@@ -113,25 +113,6 @@ type Request struct {
 type MountRequest struct {
 	Guest    string `yaml:"guest" json:"guest"`
 	ReadOnly bool   `yaml:"read_only" json:"read_only,omitempty"`
-}
-
-// Limits bound each call of a module's tools.
-type Limits struct {
-	Timeout              time.Duration `json:"timeout,omitempty"`
-	MaxMemoryBytes       uint64        `json:"max_memory_bytes,omitempty"`
-	MaxOutputBytes       int64         `json:"max_output_bytes,omitempty"`
-	MaxLogBytes          int64         `json:"max_log_bytes,omitempty"`
-	MaxVarBytes          int64         `json:"max_var_bytes,omitempty"`
-	MaxHTTPResponseBytes int64         `json:"max_http_response_bytes,omitempty"`
-	// MaxFuel caps the instructions one call may run, the same on any
-	// machine.
-	MaxFuel int64 `json:"max_fuel,omitempty"`
-	// MaxWriteBytes caps what one call may write to its read-write mounts
-	// (max_write).
-	MaxWriteBytes int64 `json:"max_write_bytes,omitempty"`
-	// MaxOpenFiles caps the files and folders a module holds open at once
-	// through its mounts (max_open_files).
-	MaxOpenFiles int64 `json:"max_open_files,omitempty"`
 }
 
 // Loading modes of a tool. An empty mode means LoadingDeferred

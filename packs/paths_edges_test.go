@@ -404,7 +404,7 @@ func TestConfigMountEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Packs["p"].Mounts; len(got) != 1 || got[0].Host != path.Join("/etc/skillhost", "data") || got[0].Guest != "/data" || !got[0].ReadOnly {
+	if got := cfg.Packs["p"].Mounts; len(got) != 1 || got[0].HostPath != path.Join("/etc/skillhost", "data") || got[0].GuestPath != "/data" || !got[0].ReadOnly {
 		t.Errorf("mounts = %+v", got)
 	}
 	t.Setenv("HOME", "")

@@ -143,7 +143,7 @@ func TestRunSkillScriptDeadlineCoversScriptGrants(t *testing.T) {
 	}
 	op := packs.DefaultConfig()
 	op.Limits.Timeout = 2 * time.Second
-	op.Packs = map[string]packs.PackGrant{"slow": {Limits: packs.Limits{Timeout: time.Minute}}}
+	op.Packs = map[string]packs.PackGrant{"slow": {Limits: host.Limits{Timeout: time.Minute}}}
 	reg, err := registry.New(context.Background(), nil, registry.Options{
 		Operator: op, Builtins: registry.Builtins(registry.BuiltinOptions{Skills: set}),
 	})

@@ -73,7 +73,7 @@ func (g *grants) of(t *Tool, p *packs.Pack, m *packs.Module) {
 func (g *grants) limitSources(req, granted, eff host.Limits) map[string]Origin {
 	r, gr := req.Fields(), granted.Fields()
 	if g.defaultSet == nil {
-		file, embedder := HostLimits(g.op.Limits).Fields(), g.defaults.Fields()
+		file, embedder := g.op.Limits.Fields(), g.defaults.Fields()
 		g.defaultSet = make([]bool, len(file))
 		for i := range file {
 			g.defaultSet[i] = file[i].Value != 0 || embedder[i].Value != 0
@@ -105,7 +105,7 @@ func requestGrant(m *packs.Module) host.Grant {
 		Config:       m.ConfigDefaults(),
 		Tools:        r.Tools,
 		Capabilities: r.Services,
-		Limits:       HostLimits(m.Limits),
+		Limits:       m.Limits,
 	}
 	for _, mr := range r.Mounts {
 		g.Mounts = append(g.Mounts, host.Mount{GuestPath: mr.Guest, ReadOnly: mr.ReadOnly})
@@ -144,11 +144,9 @@ func packGrant(pg packs.PackGrant, m *packs.Module) host.Grant {
 		AllowPrivateNetwork: pg.AllowPrivateNetwork,
 		Capabilities:        pg.Services,
 		Tools:               pg.Tools,
-		Limits:              HostLimits(pg.Limits),
+		Limits:              pg.Limits,
 		Isolation:           host.Isolation(pg.Isolation),
-	}
-	for _, mt := range pg.Mounts {
-		g.Mounts = append(g.Mounts, host.Mount{HostPath: mt.Host, GuestPath: mt.Guest, ReadOnly: mt.ReadOnly})
+		Mounts:              pg.Mounts,
 	}
 	if len(pg.Env) > 0 {
 		g.Env = make(map[string]string, len(pg.Env))
@@ -157,24 +155,6 @@ func packGrant(pg packs.PackGrant, m *packs.Module) host.Grant {
 		}
 	}
 	return g
-}
-
-// HostLimits converts limits as the packs package reads them (pack.yaml,
-// [limits], [packs.<name>] limits) into the host's. It is the one place
-// the two types meet; a limit the files cannot set (max_kernel_bytes)
-// stays zero.
-func HostLimits(l packs.Limits) host.Limits {
-	return host.Limits{
-		Timeout:              l.Timeout,
-		MaxMemoryBytes:       l.MaxMemoryBytes,
-		MaxOutputBytes:       l.MaxOutputBytes,
-		MaxLogBytes:          l.MaxLogBytes,
-		MaxVarBytes:          l.MaxVarBytes,
-		MaxHTTPResponseBytes: l.MaxHTTPResponseBytes,
-		MaxFuel:              l.MaxFuel,
-		MaxWriteBytes:        l.MaxWriteBytes,
-		MaxOpenFiles:         l.MaxOpenFiles,
-	}
 }
 
 // defaultTimeout is the timeout of a Wasm tool that neither its manifest

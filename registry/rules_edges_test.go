@@ -179,7 +179,7 @@ func TestNarrowGrantEdges(t *testing.T) {
 		t.Errorf("timeout = %v, want the effective grant's", g.Limits.Timeout)
 	}
 	g = registry.NarrowGrant(eff, packs.PackGrant{AllowPrivateNetwork: true, Isolation: string(host.IsolationProcess),
-		Limits: packs.Limits{Timeout: time.Second}}, nil)
+		Limits: host.Limits{Timeout: time.Second}}, nil)
 	if !g.AllowPrivateNetwork || g.Isolation != host.IsolationProcess || g.Limits.Timeout != time.Second {
 		t.Errorf("narrowed by a section that allows them: %+v", g)
 	}

@@ -96,7 +96,7 @@ func TestNarrowGrant(t *testing.T) {
 		AllowPrivateNetwork: true,
 		Env:                 map[string]packs.Secret{"REGION": packs.NewSecret("us"), "EXTRA": packs.NewSecret("x")},
 		Services:            []string{"kv.get", "pay.charge"},
-		Limits:              packs.Limits{MaxFuel: 500},
+		Limits:              host.Limits{MaxFuel: 500},
 		Isolation:           "process",
 	}
 	g := registry.NarrowGrant(eff, pg, &packs.Module{})
