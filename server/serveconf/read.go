@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -49,13 +50,17 @@ func (r *reader) bounded(kv confwalk.Value, key string) (int, bool) {
 	return r.Bounded(kv, b.lo, b.hi)
 }
 
-const (
-	serverKeys = "allowed_hosts, allowed_origins, shared_packs, audit_log, memory_budget, drain_timeout, tick_check, otlp_endpoint, " +
-		"max_sessions, max_tenant_sessions, session_idle_timeout, max_session_streams, read_timeout, write_timeout, idle_timeout, max_client_conns, oauth"
-	oauthKeys  = "issuer, resource, jwks_url, scopes, tenant_claim, leeway"
-	tenantKeys = "api_keys, oauth_subjects, oauth_clients, packs, tools, deny_tools, activation_scope, quotas, grants"
-	quotaKeys  = "concurrent_calls, calls_per_minute, fuel_per_minute, guest_time_per_minute, memory"
+// The keys of each table, as the unknown-key message lists them: the
+// toml tags of its type, so that a key added to a type is a key of the
+// file.
+var (
+	serverKeys = keyList[Server]()
+	oauthKeys  = keyList[OAuth]()
+	tenantKeys = keyList[Tenant]()
+	quotaKeys  = keyList[tenancy.Quotas]()
 )
+
+func keyList[T any]() string { return strings.Join(confwalk.Keys(reflect.TypeFor[T]()), ", ") }
 
 func (r *reader) server(c *Config, kv confwalk.Value) {
 	keys, ok := r.Table(kv, "a table ([server])")

@@ -77,12 +77,12 @@ type Server struct {
 	// or https URL); "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, and
 	// export is off when neither is set.
 	OTLPEndpoint string `toml:"otlp_endpoint"`
+	// Limits bound what clients may hold of the server. Their keys are
+	// [server]'s own (max_sessions, read_timeout…), not a table.
+	Limits
 	// OAuth is the [server.oauth] section: when set, the server also
 	// accepts OAuth access tokens of one authorization server.
 	OAuth *OAuth `toml:"oauth"`
-	// Limits bound what clients may hold of the server. Their keys are
-	// [server]'s own (max_sessions, read_timeout…), not a table.
-	Limits Limits `toml:"-"`
 	// Line is where the section starts (0 when absent).
 	Line int `toml:"-"`
 }
@@ -190,7 +190,6 @@ const MaxOAuthLeeway = 5 * time.Minute
 // its packs, tool globs, grants, quotas and activation scope) and how a
 // request is known to be its own (API keys, OAuth subjects and clients).
 type Tenant struct {
-	tenancy.Tenant
 	// KeyHashes are the SHA-256 hashes of the tenant's API keys. A key
 	// itself is never stored: the file holds "sha256:<64 hex digits>"
 	// (HashKey).
@@ -201,6 +200,9 @@ type Tenant struct {
 	// OAuthClients, is this tenant's.
 	OAuthSubjects []string `toml:"oauth_subjects"`
 	OAuthClients  []string `toml:"oauth_clients"`
+	// Tenant is what the tenant is: its packs, tool globs, activation
+	// scope, quotas and grants (its id is the section's name).
+	tenancy.Tenant
 	// Line is where the section starts.
 	Line int `toml:"-"`
 }
