@@ -213,13 +213,6 @@ func (c *Config) Section(name string, dst any) error {
 	}
 }
 
-// Activation scopes of a tenant, as the registry names them
-// (registry.ScopeRun, registry.ScopeSession).
-const (
-	activationRun     = "run"
-	activationSession = "session"
-)
-
 // SandboxConfig is the [sandbox] section.
 type SandboxConfig struct {
 	// Isolation is where the calls of a pack whose section sets no
