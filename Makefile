@@ -49,13 +49,16 @@ test: setup rust-test
 # refuses is run, and a module runs the same rewritten as original.
 # Then the server's reading of a request against the MCP SDK's: every
 # call the SDK runs is one the admission read (FuzzOneReading), and the
-# repeated-key scan finds what encoding/json's tokens find.
+# repeated-key scan finds what encoding/json's tokens find. Then the
+# installer's archive reader: nothing is written outside its folder and
+# nothing but plain files and folders inside it.
 FUZZTIME ?= 5m
 SERVER_FUZZTIME ?= 15s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadRunsOnlyValidModules$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./host
 	$(GO) test -run '^$$' -fuzz '^FuzzOneReading$$' -fuzztime $(SERVER_FUZZTIME) -fuzzminimizetime 5s ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckKeys$$' -fuzztime $(SERVER_FUZZTIME) -fuzzminimizetime 5s ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzUnpack$$' -fuzztime $(SERVER_FUZZTIME) -fuzzminimizetime 5s ./install
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

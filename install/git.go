@@ -73,8 +73,14 @@ func parseGit(ref string) (s Source, ok bool, err error) {
 	default:
 		return Source{}, false, nil
 	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
 		return bad("a repository URL carries no user, query or fragment")
+	}
+	if u.Scheme == "file" && (u.Host != "" && u.Host != "localhost" || strings.Trim(u.Path, "/") == "") {
+		return bad("a file:// repository URL names a folder on this machine (file:///path/to/repo.git)")
+	}
+	if u.Scheme == "https" && u.Host == "" {
+		return bad("an https:// repository URL names its host")
 	}
 	repo, sub := u.Path, ""
 	if i := strings.Index(repo, ".git/"); i >= 0 {

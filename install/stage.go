@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path"
@@ -471,6 +472,29 @@ func validateUnit(ctx context.Context, dir string, u unit) (Capabilities, error)
 	if len(sc.Packs) == 0 && len(sc.Skills) == 0 {
 		return Capabilities{}, fmt.Errorf("%w: %s holds no skill or pack", ErrInvalid, u.name)
 	}
+	// Each module as `skillhost validate` checks it: a valid module whose
+	// exports the manifest's tools name. A tool whose export is missing
+	// fails when called, as at load, and does not refuse the install.
+	var errs []error
+	for _, p := range sc.Packs {
+		for _, m := range p.Modules {
+			wasm, err := fs.ReadFile(p.FS, m.Path)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("pack %s module %s: %w", p.Name, m.Name, err))
+				continue
+			}
+			if err := packs.CheckModule(m, wasm); err != nil {
+				for _, e := range unjoin(err) {
+					if !errors.Is(e, packs.ErrNoExport) {
+						errs = append(errs, fmt.Errorf("pack %s: %w", p.Name, e))
+					}
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Capabilities{}, fmt.Errorf("%w: %s: %w", ErrInvalid, u.name, errors.Join(errs...))
+	}
 	return capabilitiesOf(sc), nil
 }
 
@@ -624,4 +648,16 @@ func signerName(identity, issuer string) string {
 		return identity + " (issuer " + issuer + ")"
 	}
 	return "key " + identity
+}
+
+// unjoin flattens errors.Join trees into their leaves.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

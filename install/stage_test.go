@@ -282,6 +282,18 @@ func TestInstallRefusesWhatDoesNotLoad(t *testing.T) {
 	if got := installed(t, in); len(got) != 0 {
 		t.Fatalf("installed %v", got)
 	}
+	// A pack whose module is not a Wasm module, as skillhost validate
+	// refuses it.
+	bad := t.TempDir()
+	files := packYAML("broken", "api.example")
+	files["m.wasm"] = "this is not wasm"
+	writeTree(t, bad, files)
+	if _, err := in.Install(context.Background(), install.Request{Source: bad}); !errors.Is(err, install.ErrInvalid) {
+		t.Fatalf("a pack with a broken module: %v, want ErrInvalid", err)
+	}
+	if got := installed(t, in); len(got) != 0 {
+		t.Fatalf("installed %v", got)
+	}
 }
 
 // The lock notices a flipped byte, a file added, and a folder it does
