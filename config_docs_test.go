@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillhost/skillhost/grant"
 	"github.com/skillhost/skillhost/index"
 	"github.com/skillhost/skillhost/internal/confwalk"
 	"github.com/skillhost/skillhost/registry"
@@ -26,6 +27,7 @@ func TestConfigDocsListEveryKey(t *testing.T) {
 		heading string // the heading the section's table follows
 		typ     reflect.Type
 	}{
+		{"limits", "## `[limits]`", reflect.TypeFor[grant.Limits]()},
 		{"tool_search", "## `[tool_search]`", reflect.TypeFor[registry.ToolSearchConfig]()},
 		{"tool_examples", "## `[tool_examples]`", reflect.TypeFor[registry.ExamplesConfig]()},
 		{"skill_discovery", "## `[skill_discovery]`", reflect.TypeFor[registry.SkillsConfig]()},

@@ -1,10 +1,11 @@
 // Package grant holds what a Wasm module is allowed, as every layer names
 // it: the Limits that bound one call and the Mounts of host folders it
-// sees. It is a leaf, so that a manifest's limits (packs), an operator's
-// [limits] and [packs.<name>] sections, the registry's grants and the
-// host that enforces them share one type, and reading a file needs no
-// runtime. The host's Grant holds these; host.Limits and host.Mount are
-// these types.
+// sees, and the rule by which files write limits (ParseLimits; the [limits]
+// table of skillhost.toml is read with it). It imports no other layer, so
+// that a manifest's limits (packs), an operator's [limits] and
+// [packs.<name>] sections, the registry's grants and the host that
+// enforces them share one type, and reading a file needs no runtime. The
+// host's Grant holds these; host.Limits and host.Mount are these types.
 package grant
 
 import (
@@ -25,39 +26,42 @@ type Mount struct {
 }
 
 // Limits bounds one call. A zero field means "not set": the host's
-// default, or the operator's when the operator sets one.
+// default, or the operator's when the operator sets one. It is also the
+// [limits] section of skillhost.toml and the limits of a [packs.<name>]
+// section, by its toml tags (sizes as "64MiB" or bytes, the timeout as
+// "5s"), read by ParseLimits's rule; MaxKernelBytes has no key.
 type Limits struct {
 	// Timeout is the wall-clock limit of one call, host calls included.
-	Timeout time.Duration `json:"timeout,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty" toml:"timeout"`
 	// MaxMemoryBytes caps the guest's linear memory.
-	MaxMemoryBytes uint64 `json:"max_memory_bytes,omitempty"`
+	MaxMemoryBytes uint64 `json:"max_memory_bytes,omitempty" toml:"max_memory"`
 	// MaxOutputBytes caps what the guest may pass to output_set.
-	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
+	MaxOutputBytes int64 `json:"max_output_bytes,omitempty" toml:"max_output"`
 	// MaxLogBytes caps log messages and stdout/stderr together, per call;
 	// each entry also counts 64 bytes for what the host keeps besides it.
-	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
+	MaxLogBytes int64 `json:"max_log_bytes,omitempty" toml:"max_log"`
 	// MaxVarBytes caps the var store (keys and values, and 64 bytes per
 	// var for what the host keeps besides them).
-	MaxVarBytes int64 `json:"max_var_bytes,omitempty"`
+	MaxVarBytes int64 `json:"max_var_bytes,omitempty" toml:"max_var"`
 	// MaxHTTPResponseBytes caps one HTTP response body.
-	MaxHTTPResponseBytes int64 `json:"max_http_response_bytes,omitempty"`
+	MaxHTTPResponseBytes int64 `json:"max_http_response_bytes,omitempty" toml:"max_http_response"`
 	// MaxKernelBytes caps the host-owned memory the guest allocates through
 	// alloc (input, output, messages, HTTP bodies).
-	MaxKernelBytes int64 `json:"max_kernel_bytes,omitempty"`
+	MaxKernelBytes int64 `json:"max_kernel_bytes,omitempty" toml:"-"`
 	// MaxFuel caps the instructions one call may run, counted the same on
 	// any machine: a call that runs out ends with ErrLimit. 0 is no cap.
 	// Only metered modules (see Config.WithMetering) can be held to it.
-	MaxFuel int64 `json:"max_fuel,omitempty"`
+	MaxFuel int64 `json:"max_fuel,omitempty" toml:"max_fuel"`
 	// MaxWriteBytes caps what one call may write to its read-write mounts,
 	// all together: bytes written, file growth by truncate or by writing
 	// past the end, and 4 KiB for each file or directory it creates. A
 	// write that would pass it fails with EDQUOT and writes nothing.
-	MaxWriteBytes int64 `json:"max_write_bytes,omitempty"`
+	MaxWriteBytes int64 `json:"max_write_bytes,omitempty" toml:"max_write"`
 	// MaxOpenFiles caps the files and directories a guest may hold open at
 	// once through its mounts, all together; the mount roots, which the
 	// runtime holds open for the preopens, are not counted. An open past it
 	// fails with EMFILE.
-	MaxOpenFiles int64 `json:"max_open_files,omitempty"`
+	MaxOpenFiles int64 `json:"max_open_files,omitempty" toml:"max_open_files"`
 }
 
 // Cap returns l with each limit held to ceiling's: the smaller of the two

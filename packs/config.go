@@ -407,9 +407,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		case "packs":
 			r.packs(c, kv)
 		case "limits":
-			if l, ok := r.limits(kv); ok {
-				c.Limits = l
-			}
+			r.Decode(kv, &c.Limits)
 		case "sandbox":
 			r.sandbox(c, kv)
 		case "capabilities":
@@ -706,9 +704,7 @@ func (r *tomlReader) packSection(sec tomlValue) (PackGrant, bool) {
 		case "tools":
 			g.Tools = r.toolNames(k)
 		case "limits":
-			if l, ok := r.limits(k); ok {
-				g.Limits = l
-			}
+			r.Decode(k, &g.Limits)
 		case "isolation":
 			if s, ok := r.isolation(k); ok {
 				g.Isolation = s
@@ -856,61 +852,6 @@ func (r *tomlReader) scopeMode(kv tomlValue, s string) bool {
 	}
 	r.Errorf(kv, "%s %q must be one of project, tenant, global", kv.Key, s)
 	return false
-}
-
-// limitKeys are the keys of a limits table, in the order messages list them.
-const limitKeys = "timeout, max_memory, max_output, max_log, max_var, max_http_response, max_fuel, max_write, max_open_files"
-
-func (r *tomlReader) limits(kv tomlValue) (grant.Limits, bool) {
-	keys, ok := r.Table(kv, "a table such as {timeout = \"5s\", max_memory = \"64MiB\"}")
-	if !ok {
-		return grant.Limits{}, false
-	}
-	var raw rawLimits
-	sizes := map[string]*string{
-		"max_memory": &raw.MaxMemory, "max_output": &raw.MaxOutput, "max_log": &raw.MaxLog,
-		"max_var": &raw.MaxVar, "max_http_response": &raw.MaxHTTPResponse, "max_write": &raw.MaxWrite,
-	}
-	good := true
-	for _, k := range keys {
-		name := k.Key.Last()
-		switch {
-		case name == "timeout":
-			s, ok := r.Str(k)
-			raw.Timeout, good = s, good && ok
-		case name == "max_fuel":
-			n, ok := r.Int(k)
-			raw.MaxFuel, good = n, good && ok
-		case name == "max_open_files":
-			n, ok := r.Int(k)
-			raw.MaxOpenFiles, good = strconv.FormatInt(n, 10), good && ok
-		case sizes[name] != nil:
-			switch v := k.Val.(type) {
-			case string:
-				*sizes[name] = v
-			case int64:
-				*sizes[name] = strconv.FormatInt(v, 10)
-			default:
-				r.WrongType(k, "a size such as \"64MiB\" or a number of bytes")
-				good = false
-			}
-		case name == "isolation":
-			r.Errorf(k, "%s is not a limit: set isolation in [sandbox] (the default for every pack) or in a [packs.<name>] section", k.Key)
-			good = false
-		default:
-			r.Errorf(k, "unknown key %q; expected one of %s", k.Key.String(), limitKeys)
-			good = false
-		}
-	}
-	if !good {
-		return grant.Limits{}, false
-	}
-	l, err := parseLimits(raw)
-	if err != nil {
-		r.Errorf(kv, "%s: %v", kv.Key, err)
-		return grant.Limits{}, false
-	}
-	return l, true
 }
 
 // SkillSettings returns the effective settings of s: each value from the
@@ -1097,7 +1038,7 @@ func (c *Config) String() string {
 	if len(skills) > 0 {
 		doc["skills"] = skills
 	}
-	if l := limitsTOML(c.Limits); len(l) > 0 {
+	if l := confwalk.Table(c.Limits); len(l) > 0 {
 		doc["limits"] = l
 	}
 	if c.Sandbox.Isolation != "" {
@@ -1190,31 +1131,11 @@ func packTOML(g PackGrant) map[string]any {
 	if len(g.Pinned) > 0 {
 		m["pinned"] = g.Pinned
 	}
-	if l := limitsTOML(g.Limits); len(l) > 0 {
+	if l := confwalk.Table(g.Limits); len(l) > 0 {
 		m["limits"] = l
 	}
 	if g.Isolation != "" {
 		m["isolation"] = g.Isolation
-	}
-	return m
-}
-
-func limitsTOML(l grant.Limits) map[string]any {
-	m := map[string]any{}
-	if l.Timeout > 0 {
-		m["timeout"] = l.Timeout.String()
-	}
-	for _, s := range []struct {
-		name string
-		n    int64
-	}{
-		{"max_memory", int64(l.MaxMemoryBytes)}, {"max_output", l.MaxOutputBytes}, {"max_log", l.MaxLogBytes},
-		{"max_var", l.MaxVarBytes}, {"max_http_response", l.MaxHTTPResponseBytes}, {"max_fuel", l.MaxFuel},
-		{"max_write", l.MaxWriteBytes}, {"max_open_files", l.MaxOpenFiles},
-	} {
-		if s.n > 0 {
-			m[s.name] = s.n
-		}
 	}
 	return m
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
@@ -101,22 +100,6 @@ type jsonLimits struct {
 	MaxFuel         int64           `json:"max_fuel"`
 	MaxWrite        json.RawMessage `json:"max_write"`
 	MaxOpenFiles    json.RawMessage `json:"max_open_files"`
-}
-
-// rawLimits is a module's limits as text, shared with the operator
-// config reader.
-type rawLimits struct {
-	Timeout         string
-	MaxMemory       string
-	MaxOutput       string
-	MaxLog          string
-	MaxVar          string
-	MaxHTTPResponse string
-	MaxFuel         int64
-	MaxWrite        string
-	// MaxOpenFiles is the integer as written, so that one check reports
-	// a value out of range from either file.
-	MaxOpenFiles string
 }
 
 type rawTool struct {
@@ -238,7 +221,7 @@ func Parse(data []byte, file string) (*Pack, error) {
 			}
 		}
 		var err error
-		if m.Limits, err = parseLimits(rm.Limits.text()); err != nil {
+		if m.Limits, err = grant.ParseLimits(rm.Limits.text()); err != nil {
 			c.bad(loc(at, "limits"), "%v", err)
 		}
 		for j, rt := range rm.Tools {
@@ -602,79 +585,12 @@ func scalarText(raw json.RawMessage) string {
 }
 
 // text returns the limits with sizes as text.
-func (l jsonLimits) text() rawLimits {
-	return rawLimits{
+func (l jsonLimits) text() grant.LimitsText {
+	return grant.LimitsText{
 		Timeout: l.Timeout, MaxMemory: scalarText(l.MaxMemory), MaxOutput: scalarText(l.MaxOutput),
 		MaxLog: scalarText(l.MaxLog), MaxVar: scalarText(l.MaxVar), MaxHTTPResponse: scalarText(l.MaxHTTPResponse),
 		MaxFuel: l.MaxFuel, MaxWrite: scalarText(l.MaxWrite), MaxOpenFiles: scalarText(l.MaxOpenFiles),
 	}
-}
-
-// MaxOpenFilesCeiling is the largest max_open_files a file may set: the
-// most descriptors a Linux process may hold open by default (fs.nr_open),
-// shared by every call the host runs. A cap above it could never be met.
-const MaxOpenFilesCeiling = 1 << 20
-
-func parseLimits(r rawLimits) (grant.Limits, error) {
-	l := grant.Limits{MaxFuel: r.MaxFuel}
-	var err error
-	if r.MaxFuel < 0 {
-		return l, fmt.Errorf("max_fuel %d must be a positive number of instructions", r.MaxFuel)
-	}
-	if r.Timeout != "" {
-		if l.Timeout, err = time.ParseDuration(r.Timeout); err != nil || l.Timeout <= 0 {
-			return l, fmt.Errorf("timeout %q must be a positive duration such as 5s or 500ms", r.Timeout)
-		}
-	}
-	sizes := []struct {
-		name string
-		text string
-		dst  *int64
-	}{
-		{"max_output", r.MaxOutput, &l.MaxOutputBytes},
-		{"max_log", r.MaxLog, &l.MaxLogBytes},
-		{"max_var", r.MaxVar, &l.MaxVarBytes},
-		{"max_http_response", r.MaxHTTPResponse, &l.MaxHTTPResponseBytes},
-		{"max_write", r.MaxWrite, &l.MaxWriteBytes},
-	}
-	for _, s := range sizes {
-		if s.text == "" {
-			continue
-		}
-		n, err := ParseSize(s.text)
-		if err != nil {
-			return l, fmt.Errorf("%s: %v", s.name, err)
-		}
-		*s.dst = int64(n)
-	}
-	// A zero write quota or open-file cap would read as "not set" and get
-	// the ceiling, the opposite of what it says.
-	if r.MaxWrite != "" && l.MaxWriteBytes == 0 {
-		return l, fmt.Errorf("max_write %q must be a positive size such as 64MiB; to refuse every write, mount the folders read-only", r.MaxWrite)
-	}
-	if r.MaxOpenFiles != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(r.MaxOpenFiles), 10, 64)
-		switch {
-		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(strings.TrimSpace(r.MaxOpenFiles), "-"):
-			return l, fmt.Errorf("max_open_files %s is above %d, the most files a process may hold open", r.MaxOpenFiles, MaxOpenFilesCeiling)
-		case err != nil || n <= 0:
-			return l, fmt.Errorf("max_open_files %s must be a positive number of files, such as 64", r.MaxOpenFiles)
-		case n > MaxOpenFilesCeiling:
-			return l, fmt.Errorf("max_open_files %d is above %d, the most files a process may hold open", n, MaxOpenFilesCeiling)
-		}
-		l.MaxOpenFiles = n
-	}
-	if r.MaxMemory != "" {
-		n, err := ParseSize(r.MaxMemory)
-		if err != nil {
-			return l, fmt.Errorf("max_memory: %v", err)
-		}
-		if n > 4<<30 {
-			return l, fmt.Errorf("max_memory %q is above the 4 GiB a 32-bit guest can address", r.MaxMemory)
-		}
-		l.MaxMemoryBytes = n
-	}
-	return l, nil
 }
 
 // ValidPackName reports whether name can name a pack: lowercase letters

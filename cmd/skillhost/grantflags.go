@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost"
 	"github.com/skillhost/skillhost/abi"
+	"github.com/skillhost/skillhost/grant"
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/packs"
 )
@@ -145,8 +146,8 @@ func (f *grantFlags) grant() (skillhost.Grant, error) {
 	switch {
 	case f.maxOpen < 0 || f.maxOpen == 0 && f.changed("open-files-max"):
 		return g, usageErr("--open-files-max %d must be a positive number of files", f.maxOpen)
-	case f.maxOpen > packs.MaxOpenFilesCeiling:
-		return g, usageErr("--open-files-max %d is above %d, the most files a process may hold open", f.maxOpen, packs.MaxOpenFilesCeiling)
+	case f.maxOpen > grant.MaxOpenFilesCeiling:
+		return g, usageErr("--open-files-max %d is above %d, the most files a process may hold open", f.maxOpen, grant.MaxOpenFilesCeiling)
 	}
 	g.Limits.MaxOpenFiles = f.maxOpen
 	return g, nil

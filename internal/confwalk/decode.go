@@ -30,6 +30,11 @@ type Rules struct {
 	// Refused are keys that are not settings of the section, each with
 	// the message that follows its path ("is not a setting: …").
 	Refused map[string]string
+	// Read, when set, reads the whole section by hand into dst, a pointer
+	// to the registered type, recording its problems on w, in place of the
+	// field-by-field decoding: for a section whose checks span its keys.
+	// It reports whether the section was read without a problem.
+	Read func(w *Walker, kv Value, dst any) bool
 	// Bounds are the ranges of integer keys: the section's one bounds
 	// table. A file's value outside is refused as it is read; Check
 	// refuses a Go value outside, but for 0, which means "not set".
@@ -208,6 +213,9 @@ func (w *Walker) Decode(kv Value, dst any) bool {
 		panic(fmt.Sprintf("confwalk: Decode into %T, want a pointer to a struct", dst))
 	}
 	before := len(w.errs)
+	if r := rulesFor(rv.Elem().Type()); r.Read != nil {
+		return r.Read(w, kv, dst) && len(w.errs) == before
+	}
 	lines := map[string]int{"": kv.Line}
 	if !w.decodeStruct(kv, rv.Elem(), nil, lines) {
 		return false
