@@ -13,9 +13,12 @@ package registry
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -554,6 +557,7 @@ func MCPTools(visible []*Tool, opts RenderOptions) []MCPTool {
 		} else {
 			mt.OutputSchema = objectSchema(t.OutputSchema)
 		}
+		mt.OutputSchema = ownSchemaID(mt.OutputSchema, mt.Name)
 		if opts.MCPRevision == MCPRevisionTasks {
 			mt.Execution = &MCPToolExecution{TaskSupport: MCPTaskForbidden}
 		}
@@ -976,4 +980,88 @@ func mcpIcons(t *Tool) []MCPIcon {
 		return []MCPIcon{{Src: packs.EmojiIconURI(t.Icon), MIMEType: "image/svg+xml", Sizes: []string{"any"}}}
 	}
 	return nil
+}
+
+// schemaIDBase is where ownSchemaID puts the output schemas that name
+// schema ids: a host that never resolves (RFC 2606), so no client fetches
+// anything from it.
+const schemaIDBase = "https://skillhost.invalid/tools/"
+
+// ownSchemaID gives an output schema that uses "$id" a root "$id" of its
+// own: a URI made of the tool's name and the schema's digest, in place of
+// the one it has or before its other members. MCP clients compile output
+// schemas with one JSON Schema validator for all the tools of a server
+// and cache them by "$id" (the TypeScript SDK's Ajv does): two tools
+// whose schemas have one root "$id" would have the second tool's results
+// checked against the first tool's schema and refused, and a reload that
+// changes a schema would go on being checked against the old one. Nested
+// relative "$id"s resolve against the root's, so they become the tool's
+// own too, and the references between them resolve as before. A schema
+// whose root "$id" is written elsewhere in it (an absolute reference to
+// itself) is left as it is, as is one without "$id".
+func ownSchemaID(schema json.RawMessage, tool string) json.RawMessage {
+	if len(schema) == 0 || !bytes.Contains(schema, []byte(`"$id"`)) {
+		return schema
+	}
+	root, err := schemaMembers(schema)
+	if err != nil {
+		return schema
+	}
+	sum := sha256.Sum256(schema)
+	id, _ := json.Marshal(schemaIDBase + url.PathEscape(tool) + "/" + hex.EncodeToString(sum[:8]) + "/schema.json")
+	for _, m := range root {
+		if m.key != "$id" {
+			continue
+		}
+		old := schema[m.start:m.end]
+		var oldID string
+		if json.Unmarshal(old, &oldID) != nil {
+			return schema
+		}
+		if oldID != "" && bytes.Count(schema, []byte(strings.Trim(string(old), `"`))) > 1 {
+			return schema
+		}
+		out := make([]byte, 0, len(schema)+len(id))
+		out = append(out, schema[:m.start]...)
+		out = append(out, id...)
+		return append(out, schema[m.end:]...)
+	}
+	out := make([]byte, 0, len(schema)+len(id)+8)
+	out = append(out, '{')
+	out = append(out, `"$id":`...)
+	out = append(out, id...)
+	if len(root) > 0 {
+		out = append(out, ',')
+	}
+	return append(out, schema[1:]...)
+}
+
+// schemaMember is one member of a JSON object: its key and where its
+// value is.
+type schemaMember struct {
+	key        string
+	start, end int
+}
+
+// schemaMembers lists the members of the JSON object obj in order.
+func schemaMembers(obj []byte) ([]schemaMember, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var out []schemaMember
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		end := int(dec.InputOffset())
+		out = append(out, schemaMember{key: key, start: end - len(v), end: end})
+	}
+	return out, nil
 }

@@ -200,3 +200,69 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 		}
 	})
 }
+
+// Two tools whose output schemas have one root $id: the TypeScript SDK
+// caches output validators by $id, so without ids of their own the
+// second tool's results would be checked against the first tool's
+// schema and refused.
+func TestTypeScriptClientTwoToolsOneSchemaID(t *testing.T) {
+	node, modules := tsClient(t)
+	bin := skillhostBinary(t)
+	dir := t.TempDir()
+	wasm, err := os.ReadFile(filepath.Join("..", "..", "packs", "bundled", "modules", "text", "text.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := filepath.Join(dir, "idpack")
+	os.MkdirAll(pack, 0o755)
+	os.WriteFile(filepath.Join(pack, "text.wasm"), wasm, 0o644)
+	os.WriteFile(filepath.Join(pack, "pack.yaml"), []byte(`name: idpack
+version: 1.0.0
+description: Two tools whose output schemas share an $id.
+modules:
+  - name: text
+    path: text.wasm
+    tools:
+      - name: slug_a
+        export: slugify
+        description: Make a slug, for the schema id test.
+        input_schema: {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+        output_schema: {"$id": "out", "type": "object", "properties": {"slug": {"type": "string"}}, "required": ["slug"]}
+      - name: count_b
+        export: word_count
+        description: Count words, for the schema id test.
+        input_schema: {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+        output_schema: {"$id": "out", "type": "object", "properties": {"words": {"type": "integer"}}, "required": ["words"]}
+`), 0o644)
+	cfg := filepath.Join(dir, "skillhost.toml")
+	os.WriteFile(cfg, []byte("[tool_search]\nalways_loaded_patterns = [\"*\"]\n"), 0o644)
+	script, err := filepath.Abs(filepath.Join("..", "..", "testdata", "mcp-ts-client", "client.cjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Listed in name order, count_b's schema is compiled first: slug_a is
+	// the one whose results would be checked against another's.
+	call := `{"name":"slug_a","arguments":{"text":"One Two"}}`
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := []string{script, call, "stdio", bin, "--state-dir", stateDir, "--config-file", cfg, "--no-user-sources", "--no-bundled", "--pack", pack, "serve", "--stdio"}
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "SKILLHOST_CONFIG=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("client.cjs: %v\n%s", err, stderr.String())
+	}
+	var out struct {
+		Call struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"call"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("client.cjs printed %q: %v", stdout.String(), err)
+	}
+	if out.Call.IsError || out.Call.StructuredContent["slug"] != "one-two" {
+		t.Fatalf("slug_a answered %+v", out.Call)
+	}
+}
