@@ -28,6 +28,7 @@ func TestConfigDocsListEveryKey(t *testing.T) {
 		typ     reflect.Type
 	}{
 		{"limits", "## `[limits]`", reflect.TypeFor[grant.Limits]()},
+		{"sandbox", "## `[sandbox]`", reflect.TypeFor[grant.Sandbox]()},
 		{"tool_search", "## `[tool_search]`", reflect.TypeFor[registry.ToolSearchConfig]()},
 		{"tool_examples", "## `[tool_examples]`", reflect.TypeFor[registry.ExamplesConfig]()},
 		{"skill_discovery", "## `[skill_discovery]`", reflect.TypeFor[registry.SkillsConfig]()},

@@ -9,6 +9,7 @@
 package grant
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -105,4 +106,39 @@ func limitValue(v reflect.Value) int64 {
 		return int64(min(v.Uint(), math.MaxInt64))
 	}
 	return v.Int()
+}
+
+// Isolation says where a module's calls run.
+type Isolation string
+
+// Isolation modes. The zero value takes the host's default
+// (Config.WithIsolation), which is IsolationInProcess unless set.
+const (
+	// IsolationDefault takes the host's configured default.
+	IsolationDefault Isolation = ""
+	// IsolationInProcess runs guests on goroutines of this process.
+	IsolationInProcess Isolation = "in-process"
+	// IsolationProcess runs guests in supervised child processes of the
+	// host binary: a worker that does not return within the deadline and a
+	// grace period is killed and replaced, so even a guest that defeated
+	// interruption cannot stall the host.
+	IsolationProcess Isolation = "process"
+)
+
+// Sandbox is the [sandbox] section of skillhost.toml: the operator's
+// defaults for how every pack's calls are run.
+type Sandbox struct {
+	// Isolation is where the calls of a pack whose section sets no
+	// isolation run: IsolationInProcess or IsolationProcess;
+	// IsolationDefault ("") leaves it to the host's default (in-process).
+	Isolation Isolation `json:"isolation,omitempty" toml:"isolation"`
+}
+
+// ParseIsolation reads an isolation mode as a file writes it: "in-process"
+// or "process".
+func ParseIsolation(s string) (Isolation, error) {
+	if s != string(IsolationInProcess) && s != string(IsolationProcess) {
+		return "", fmt.Errorf("%q must be \"in-process\" (the default) or \"process\"", s)
+	}
+	return Isolation(s), nil
 }

@@ -31,6 +31,25 @@ func init() {
 	// [limits] is read by hand: its checks span its keys (a size or a
 	// number for each, then one parse of them all).
 	confwalk.Register[Limits](confwalk.Rules{Section: "limits", Read: readLimits})
+	confwalk.Register[Sandbox](confwalk.Rules{
+		Section: "sandbox",
+		Hooks:   map[string]func(*confwalk.Walker, confwalk.Value) (any, bool){"isolation": readIsolation},
+	})
+}
+
+// readIsolation reads an isolation mode: [sandbox] isolation, and a
+// [packs.<name>] section's.
+func readIsolation(w *confwalk.Walker, kv confwalk.Value) (any, bool) {
+	s, ok := w.Str(kv)
+	if !ok {
+		return nil, false
+	}
+	iso, err := ParseIsolation(s)
+	if err != nil {
+		w.Errorf(kv, "%s %v", kv.Key, err)
+		return nil, false
+	}
+	return iso, true
 }
 
 // MaxOpenFilesCeiling is the largest max_open_files a file may set: the

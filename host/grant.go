@@ -55,20 +55,18 @@ type Grant struct {
 }
 
 // Isolation says where a module's calls run.
-type Isolation string
+type Isolation = grant.Isolation
 
 // Isolation modes. The zero value takes the host's default
 // (Config.WithIsolation), which is IsolationInProcess unless set.
 const (
 	// IsolationDefault takes the host's configured default.
-	IsolationDefault Isolation = ""
+	IsolationDefault = grant.IsolationDefault
 	// IsolationInProcess runs guests on goroutines of this process.
-	IsolationInProcess Isolation = "in-process"
+	IsolationInProcess = grant.IsolationInProcess
 	// IsolationProcess runs guests in supervised child processes of the
-	// host binary: a worker that does not return within the deadline and a
-	// grace period is killed and replaced, so even a guest that defeated
-	// interruption cannot stall the host.
-	IsolationProcess Isolation = "process"
+	// host binary (see grant.IsolationProcess).
+	IsolationProcess = grant.IsolationProcess
 )
 
 // Intersect returns the effective grant of a module that requests req under

@@ -45,18 +45,6 @@ const (
 	ScopeGlobal  = "global"
 )
 
-// Isolation modes: where a pack's calls run ([packs.<name>] isolation,
-// [sandbox] isolation).
-const (
-	// IsolationInProcess runs calls on goroutines of the host process: the
-	// default, and the fastest.
-	IsolationInProcess = "in-process"
-	// IsolationProcess runs each call in a supervised child process of the
-	// host binary, killed and replaced when it does not return by its
-	// deadline and a grace period.
-	IsolationProcess = "process"
-)
-
 // topLevelKeys are the keys of the file, in the order messages list them.
 const topLevelKeys = "state_dir, sources, skills, packs, limits, sandbox, tool_search, tool_examples, skill_discovery, server, tenants, capabilities"
 
@@ -155,7 +143,7 @@ type Config struct {
 	Limits grant.Limits `json:"limits,omitzero"`
 	// Sandbox holds the [sandbox] section: the operator's defaults for
 	// how every pack's calls are run.
-	Sandbox SandboxConfig `json:"sandbox,omitzero"`
+	Sandbox grant.Sandbox `json:"sandbox,omitzero"`
 	// sections holds what the owners of the tables packs does not read
 	// made of them ([server] and [tenants] are the server's), by owner
 	// (Owned).
@@ -211,14 +199,6 @@ func (c *Config) Section(name string, dst any) error {
 		d.Elem().Set(src.Elem())
 		return nil
 	}
-}
-
-// SandboxConfig is the [sandbox] section.
-type SandboxConfig struct {
-	// Isolation is where the calls of a pack whose section sets no
-	// isolation run: IsolationInProcess or IsolationProcess; "" leaves it
-	// to the host's default (in-process).
-	Isolation string `json:"isolation,omitempty"`
 }
 
 // SourcesConfig is the [sources] section. Relative paths are relative to
@@ -290,10 +270,10 @@ type PackGrant struct {
 	// A limit not set here is held to the [limits] default, else to the
 	// built-in one; a limit set here may be above either.
 	Limits grant.Limits `json:"limits"`
-	// Isolation is where the pack's calls run: IsolationInProcess or
-	// IsolationProcess; "" when the section does not say, and then the
+	// Isolation is where the pack's calls run: grant.IsolationInProcess
+	// or grant.IsolationProcess; "" when the section does not say, and then the
 	// [sandbox] default holds.
-	Isolation string `json:"isolation,omitempty"`
+	Isolation grant.Isolation `json:"isolation,omitempty"`
 	// ScopeMode is project, tenant or global: the section's scope_mode,
 	// else project. The engine stores the skills of a pack whose section
 	// sets none (ScopeModeSet false) at its default scope mode instead.
@@ -409,7 +389,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		case "limits":
 			r.Decode(kv, &c.Limits)
 		case "sandbox":
-			r.sandbox(c, kv)
+			r.Decode(kv, &c.Sandbox)
 		case "capabilities":
 			r.capabilities(c, kv)
 		default:
@@ -812,36 +792,18 @@ func (r *tomlReader) mount(it tomlValue) (grant.Mount, bool) {
 	return m, good
 }
 
-// sandbox reads the [sandbox] section: the operator's defaults for how
-// calls are run.
-func (r *tomlReader) sandbox(c *Config, kv tomlValue) {
-	keys, ok := r.Table(kv, "a table ([sandbox])")
-	if !ok {
-		return
-	}
-	for _, k := range keys {
-		switch k.Key.Last() {
-		case "isolation":
-			if s, ok := r.isolation(k); ok {
-				c.Sandbox.Isolation = s
-			}
-		default:
-			r.Errorf(k, "unknown key %q; expected isolation", k.Key.String())
-		}
-	}
-}
-
-// isolation reads an isolation mode.
-func (r *tomlReader) isolation(kv tomlValue) (string, bool) {
+// isolation reads a pack's isolation mode as [sandbox] isolation is read.
+func (r *tomlReader) isolation(kv tomlValue) (grant.Isolation, bool) {
 	s, ok := r.Str(kv)
 	if !ok {
 		return "", false
 	}
-	if s != IsolationInProcess && s != IsolationProcess {
-		r.Errorf(kv, "%s %q must be \"in-process\" (the default) or \"process\"", kv.Key, s)
+	iso, err := grant.ParseIsolation(s)
+	if err != nil {
+		r.Errorf(kv, "%s %v", kv.Key, err)
 		return "", false
 	}
-	return s, true
+	return iso, true
 }
 
 // scopeMode checks a scope mode read from kv.
@@ -1042,7 +1004,7 @@ func (c *Config) String() string {
 		doc["limits"] = l
 	}
 	if c.Sandbox.Isolation != "" {
-		doc["sandbox"] = map[string]any{"isolation": c.Sandbox.Isolation}
+		doc["sandbox"] = confwalk.Table(c.Sandbox)
 	}
 	for name, v := range c.owned {
 		if kv, ok := v.(tomlValue); ok {
@@ -1158,7 +1120,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("user", c.Sources.User),
 		slog.String("workspace", c.Sources.Workspace),
 		slog.Int("max_depth", c.Sources.MaxDepth),
-		slog.String("isolation", c.Sandbox.Isolation),
+		slog.String("isolation", string(c.Sandbox.Isolation)),
 		slog.Any("skills", sortedNames(c.Skills)),
 		slog.Any("packs", sortedNames(c.Packs)),
 	)

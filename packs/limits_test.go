@@ -64,10 +64,10 @@ allowed_hosts = ["api.example.com"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Sandbox.Isolation != IsolationProcess {
+	if cfg.Sandbox.Isolation != grant.IsolationProcess {
 		t.Errorf("sandbox isolation %q; want process", cfg.Sandbox.Isolation)
 	}
-	for pack, want := range map[string]string{"fast": IsolationInProcess, "plain": "", "absent": ""} {
+	for pack, want := range map[string]grant.Isolation{"fast": grant.IsolationInProcess, "plain": "", "absent": ""} {
 		if got := cfg.Pack(pack).Isolation; got != want {
 			t.Errorf("pack %s isolation %q; want %q", pack, got, want)
 		}

@@ -178,7 +178,7 @@ func TestNarrowGrantEdges(t *testing.T) {
 	if g.Limits.Timeout != time.Minute {
 		t.Errorf("timeout = %v, want the effective grant's", g.Limits.Timeout)
 	}
-	g = registry.NarrowGrant(eff, packs.PackGrant{AllowPrivateNetwork: true, Isolation: string(host.IsolationProcess),
+	g = registry.NarrowGrant(eff, packs.PackGrant{AllowPrivateNetwork: true, Isolation: host.IsolationProcess,
 		Limits: host.Limits{Timeout: time.Second}}, nil)
 	if !g.AllowPrivateNetwork || g.Isolation != host.IsolationProcess || g.Limits.Timeout != time.Second {
 		t.Errorf("narrowed by a section that allows them: %+v", g)

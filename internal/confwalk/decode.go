@@ -273,7 +273,11 @@ func (w *Walker) decodeStruct(kv Value, sv reflect.Value, rel Key, lines map[str
 				w.Fixed(k, r.Fixed[i].Want, r.Fixed[i].Why)
 				continue
 			}
-			w.Unknown(k, strings.Join(Keys(t), ", "))
+			if keys := Keys(t); len(keys) == 1 {
+				w.Errorf(k, "unknown key %q; expected %s", k.Key.String(), keys[0])
+			} else {
+				w.Unknown(k, strings.Join(keys, ", "))
+			}
 		}
 	}
 	return true
