@@ -52,7 +52,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *session, r
 		return false
 	}
 	res, err := ss.callTool(r.Context(), &mcp.CallToolRequest{
-		Params: &mcp.CallToolParamsRaw{Name: name, Arguments: call.params.Arguments},
+		Params: &mcp.CallToolParamsRaw{Name: name, Arguments: call.params.Arguments, Meta: mcp.Meta{metaProtocolVersion: newProtocol}},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})
 	if err != nil {
@@ -62,12 +62,20 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *session, r
 		return true
 	}
 	res.Meta = mcp.Meta{metaServerInfo: s.impl()}
+	result, err := json.Marshal(res)
+	if err != nil || len(result) < 2 || result[0] != '{' {
+		writeRPCError(w, http.StatusInternalServerError, call.req.ID, jsonrpc.CodeInternalError, "the result cannot be encoded")
+		return true
+	}
+	// The 2026-07-28 revision requires a result's resultType, which the
+	// SDK's type sets only on its own path.
+	result = append([]byte(`{"resultType":"complete",`), result[1:]...)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(struct {
-		JSONRPC string              `json:"jsonrpc"`
-		ID      any                 `json:"id"`
-		Result  *mcp.CallToolResult `json:"result"`
-	}{"2.0", call.req.ID.Raw(), res})
+		JSONRPC string          `json:"jsonrpc"`
+		ID      any             `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}{"2.0", call.req.ID.Raw(), result})
 	return true
 }
 

@@ -118,3 +118,62 @@ func TestListToolsMatchesThePublishedSchemas(t *testing.T) {
 		})
 	}
 }
+
+// A tool whose output schema is not an object one (slow_wait answers a
+// string) has it listed, and its results as structured content, for a
+// client of 2026-07-28, which allows any schema; a client of an earlier
+// revision gets neither, as its schema requires an object.
+func TestOutputSchemasFollowTheRevision(t *testing.T) {
+	f := newFixture(t, everyTool)
+	schemaOf := func(rev string) json.RawMessage {
+		var list struct {
+			Tools []struct {
+				Name         string          `json:"name"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(listToolsAt(t, f, rev), &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range list.Tools {
+			if tool.Name == "slow_wait" {
+				return tool.OutputSchema
+			}
+		}
+		t.Fatalf("no slow_wait at %s", rev)
+		return nil
+	}
+	if s := schemaOf("2025-06-18"); s != nil {
+		t.Errorf("2025-06-18 lists slow_wait with output schema %s", s)
+	}
+	if s := schemaOf(stateless); string(s) != `{"type":"string"}` {
+		t.Errorf("2026-07-28 lists slow_wait with output schema %s", s)
+	}
+
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + stateless + `","io.modelcontextprotocol/clientInfo":{"name":"rev-check","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	msgs, _ := postMCP(t, f, map[string]string{"MCP-Protocol-Version": stateless, "Mcp-Method": "tools/call", "Mcp-Name": "slow_wait"},
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow_wait","arguments":{"seconds":0},`+meta+`}}`)
+	var resp struct {
+		Result struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError           bool            `json:"isError"`
+		} `json:"result"`
+	}
+	if len(msgs) != 1 || json.Unmarshal(msgs[0], &resp) != nil || resp.Result.IsError || string(resp.Result.StructuredContent) != `"waited"` {
+		t.Fatalf("slow_wait at 2026-07-28: %s", msgs)
+	}
+	if err := testenv.ValidateMCP(stateless, "CallToolResult", mustResult(t, msgs[0])); err != nil {
+		t.Errorf("the result is not a valid %s CallToolResult: %v", stateless, err)
+	}
+}
+
+func mustResult(t *testing.T, msg []byte) json.RawMessage {
+	t.Helper()
+	var r struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(msg, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Result
+}

@@ -358,7 +358,7 @@ func (ss *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch method {
 		case "tools/list":
-			return ss.listTools(), nil
+			return ss.listTools(protocolOf(req)), nil
 		case "tools/call":
 			r, ok := req.(*mcp.CallToolRequest)
 			if !ok {

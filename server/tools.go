@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,8 +23,10 @@ const listTTL = 60_000
 // listTools renders the run's visible catalog, sorted by name. The answer
 // depends on the caller's tenant and key, so it is cached privately; a
 // session's list changes as it activates tools, so it is not cached.
-func (ss *session) listTools() *mcp.ListToolsResult {
-	rendered := registry.MCPTools(ss.run.Tools(), ss.s.e.RenderOptions())
+func (ss *session) listTools(rev string) *mcp.ListToolsResult {
+	opts := ss.s.e.RenderOptions()
+	opts.MCPRevision = rev
+	rendered := registry.MCPTools(ss.run.Tools(), opts)
 	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(rendered))}
 	for _, r := range rendered {
 		res.Tools = append(res.Tools, mcpTool(r))
@@ -32,6 +36,24 @@ func (ss *session) listTools() *mcp.ListToolsResult {
 		res.TTLMs = listTTL
 	}
 	return res
+}
+
+// protocolOf is the MCP revision a request speaks: the one its _meta
+// names (a request of the stateless 2026-07-28 revision), else the one
+// its session negotiated at initialize; "" when neither says.
+func protocolOf(req mcp.Request) string {
+	// A request without params holds a nil pointer of its params' type.
+	if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
+		if v, _ := p.GetMeta()[metaProtocolVersion].(string); v != "" {
+			return v
+		}
+	}
+	if mss, ok := req.GetSession().(*mcp.ServerSession); ok && mss != nil {
+		if ip := mss.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion
+		}
+	}
+	return ""
 }
 
 // mcpTool converts a rendering to the SDK's type through their common
@@ -95,7 +117,7 @@ func (ss *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	return callResult(t, res), nil
+	return callResult(t, res, protocolOf(req)), nil
 }
 
 // tool returns the registry's tool called name when the session's run
@@ -108,11 +130,13 @@ func (ss *session) tool(name string) (*registry.Tool, bool) {
 	return t, ok
 }
 
-// callResult is a run's result as MCP shows it: the output as text (a
-// JSON string unquoted, anything else as JSON), and as structured content
-// when the tool declares an output schema; a tool error with isError and
-// its code in the text.
-func callResult(t *registry.Tool, res *registry.Result) *mcp.CallToolResult {
+// callResult is a run's result as MCP shows it to a client of revision
+// rev: the output as text (a JSON string unquoted, anything else as
+// JSON), and as structured content when tools/list gave the client the
+// tool's output schema — from 2026-07-28 any schema object, with the
+// output whatever JSON value it is; before, an object schema, with an
+// object output; a tool error with isError and its code in the text.
+func callResult(t *registry.Tool, res *registry.Result, rev string) *mcp.CallToolResult {
 	if res.IsError {
 		code, msg := abi.CodeInternal, "the tool failed"
 		if res.Error != nil {
@@ -127,7 +151,13 @@ func callResult(t *registry.Tool, res *registry.Result) *mcp.CallToolResult {
 	} else {
 		out.Content = []mcp.Content{&mcp.TextContent{Text: string(res.Output)}}
 	}
-	if len(t.OutputSchema) > 0 && len(res.Output) > 0 && res.Output[0] == '{' {
+	switch {
+	case len(t.OutputSchema) == 0 || len(res.Output) == 0 || !json.Valid(res.Output):
+	case rev >= registry.MCPRevisionAnyOutput:
+		if s := bytes.TrimLeft(t.OutputSchema, " \t\r\n"); len(s) > 0 && s[0] == '{' {
+			out.StructuredContent = json.RawMessage(res.Output)
+		}
+	case res.Output[0] == '{':
 		out.StructuredContent = json.RawMessage(res.Output)
 	}
 	return out
