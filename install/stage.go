@@ -258,6 +258,11 @@ func (in *Installer) Install(ctx context.Context, req Request) ([]*Entry, error)
 	for i, u := range units {
 		names[i] = u.name
 	}
+	// A repository that lists its plugins (marketplace.json) may be asked
+	// for a plugin's skills by the plugin's name.
+	if byPlugin := plugins(tree, units); len(byPlugin) > 0 {
+		req.Skills = expandPlugins(req.Skills, names, byPlugin)
+	}
 	want := map[string]bool{}
 	if src.Kind == KindWellKnown {
 		// The index chose already.

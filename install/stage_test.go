@@ -466,3 +466,30 @@ func TestOutdatedOneSkillOfAFolder(t *testing.T) {
 		t.Fatalf("outdated after beta changed: %+v, %v", od, err)
 	}
 }
+
+// A repository that lists its plugins in .claude-plugin/marketplace.json,
+// as public skill repositories do: a plugin's name installs its skills.
+func TestInstallAPluginOfAMarketplace(t *testing.T) {
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{
+		".claude-plugin/marketplace.json": `{"name":"m","plugins":[
+			{"name":"document-skills","source":"./","skills":["./skills/pdf","./skills/docx"]},
+			{"name":"escapes","source":"./","skills":["../../etc"]},
+			{"name":"remote","source":{"source":"github","repo":"x/y"},"skills":["./skills/pdf"]}]}`,
+		"skills/pdf/SKILL.md":   skillMD("pdf", "p"),
+		"skills/docx/SKILL.md":  skillMD("docx", "d"),
+		"skills/other/SKILL.md": skillMD("other", "o"),
+	})
+	in := newInstaller(t)
+	if _, err := in.Install(context.Background(), install.Request{Source: src, Skills: []string{"document-skills"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := installed(t, in); !slices.Equal(got, []string{"docx", "pdf"}) {
+		t.Fatalf("installed %v", got)
+	}
+	for _, bad := range []string{"escapes", "remote"} {
+		if _, err := in.Install(context.Background(), install.Request{Source: src, Skills: []string{bad}}); !errors.Is(err, install.ErrBadSource) {
+			t.Fatalf("plugin %s: %v", bad, err)
+		}
+	}
+}
