@@ -232,7 +232,7 @@ func TestSignedOCIAndAllowedRegistries(t *testing.T) {
 func TestRestrictAndTrusts(t *testing.T) {
 	g := host.Grant{AllowedHosts: []string{"api.example"}, AllowPrivateNetwork: true, Capabilities: []string{"mail.send"},
 		Mounts: []host.Mount{{HostPath: "/data", GuestPath: "/data"}, {HostPath: "/ref", GuestPath: "/ref", ReadOnly: true}},
-		Env: map[string]string{"TOKEN": "x"}, Limits: host.Limits{Timeout: time.Second}}
+		Env:    map[string]string{"TOKEN": "x"}, Limits: host.Limits{Timeout: time.Second}}
 	r, why := install.Restrict(g)
 	if len(r.AllowedHosts) != 0 || r.AllowPrivateNetwork || len(r.Capabilities) != 0 || !r.Mounts[0].ReadOnly || !r.Mounts[1].ReadOnly {
 		t.Fatalf("restricted %+v", r)
