@@ -1,6 +1,7 @@
 package grant
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -25,6 +26,48 @@ type LimitsText struct {
 	// MaxOpenFiles is the integer as written, so that one check reports
 	// a value out of range from either file.
 	MaxOpenFiles string
+}
+
+// UnmarshalJSON reads limits as pack.yaml writes them (decoded to JSON):
+// each size a string ("64MiB") or a byte count, kept as written.
+func (t *LimitsText) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Timeout         string          `json:"timeout"`
+		MaxMemory       json.RawMessage `json:"max_memory"`
+		MaxOutput       json.RawMessage `json:"max_output"`
+		MaxLog          json.RawMessage `json:"max_log"`
+		MaxVar          json.RawMessage `json:"max_var"`
+		MaxHTTPResponse json.RawMessage `json:"max_http_response"`
+		MaxFuel         int64           `json:"max_fuel"`
+		MaxWrite        json.RawMessage `json:"max_write"`
+		MaxOpenFiles    json.RawMessage `json:"max_open_files"`
+	}
+	// A value of the wrong type is left out, as encoding/json leaves out
+	// a field it cannot set, and decoding goes on: the pack's schema names
+	// it.
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(data, &raw); err != nil && !errors.As(err, &typeErr) {
+		return err
+	}
+	*t = LimitsText{
+		Timeout: raw.Timeout, MaxMemory: scalarText(raw.MaxMemory), MaxOutput: scalarText(raw.MaxOutput),
+		MaxLog: scalarText(raw.MaxLog), MaxVar: scalarText(raw.MaxVar), MaxHTTPResponse: scalarText(raw.MaxHTTPResponse),
+		MaxFuel: raw.MaxFuel, MaxWrite: scalarText(raw.MaxWrite), MaxOpenFiles: scalarText(raw.MaxOpenFiles),
+	}
+	return nil
+}
+
+// scalarText returns a JSON string's text, or a number's digits as
+// written; "" for null or absent.
+func scalarText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
 }
 
 func init() {

@@ -80,26 +80,12 @@ type rawPack struct {
 }
 
 type rawModule struct {
-	Name    string     `json:"name"`
-	Path    string     `json:"path"`
-	SHA256  string     `json:"sha256"`
-	Request Request    `json:"request"`
-	Limits  jsonLimits `json:"limits"`
-	Tools   []rawTool  `json:"tools"`
-}
-
-// jsonLimits is a module's limits as written: sizes may be strings
-// ("64MiB") or byte counts.
-type jsonLimits struct {
-	Timeout         string          `json:"timeout"`
-	MaxMemory       json.RawMessage `json:"max_memory"`
-	MaxOutput       json.RawMessage `json:"max_output"`
-	MaxLog          json.RawMessage `json:"max_log"`
-	MaxVar          json.RawMessage `json:"max_var"`
-	MaxHTTPResponse json.RawMessage `json:"max_http_response"`
-	MaxFuel         int64           `json:"max_fuel"`
-	MaxWrite        json.RawMessage `json:"max_write"`
-	MaxOpenFiles    json.RawMessage `json:"max_open_files"`
+	Name    string           `json:"name"`
+	Path    string           `json:"path"`
+	SHA256  string           `json:"sha256"`
+	Request Request          `json:"request"`
+	Limits  grant.LimitsText `json:"limits"`
+	Tools   []rawTool        `json:"tools"`
 }
 
 type rawTool struct {
@@ -221,7 +207,7 @@ func Parse(data []byte, file string) (*Pack, error) {
 			}
 		}
 		var err error
-		if m.Limits, err = grant.ParseLimits(rm.Limits.text()); err != nil {
+		if m.Limits, err = grant.ParseLimits(rm.Limits); err != nil {
 			c.bad(loc(at, "limits"), "%v", err)
 		}
 		for j, rt := range rm.Tools {
@@ -582,15 +568,6 @@ func scalarText(raw json.RawMessage) string {
 		return ""
 	}
 	return string(raw)
-}
-
-// text returns the limits with sizes as text.
-func (l jsonLimits) text() grant.LimitsText {
-	return grant.LimitsText{
-		Timeout: l.Timeout, MaxMemory: scalarText(l.MaxMemory), MaxOutput: scalarText(l.MaxOutput),
-		MaxLog: scalarText(l.MaxLog), MaxVar: scalarText(l.MaxVar), MaxHTTPResponse: scalarText(l.MaxHTTPResponse),
-		MaxFuel: l.MaxFuel, MaxWrite: scalarText(l.MaxWrite), MaxOpenFiles: scalarText(l.MaxOpenFiles),
-	}
 }
 
 // ValidPackName reports whether name can name a pack: lowercase letters
