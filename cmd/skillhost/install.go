@@ -121,7 +121,7 @@ gives the locked bytes.`,
 					fmt.Fprintf(g.stdout, "%-9s %s\n", s.Action, s.Name)
 				}
 				if err != nil {
-					return &exitError{code: exitToolError, err: err}
+					return &exitError{code: exitToolError, err: withTrustHint(err)}
 				}
 				return nil
 			}
@@ -142,7 +142,7 @@ gives the locked bytes.`,
 					}
 					return &exitError{code: exitToolError, err: fmt.Errorf("not installed; run again with --approve to accept")}
 				}
-				return &exitError{code: exitToolError, err: err}
+				return &exitError{code: exitToolError, err: withTrustHint(err)}
 			}
 			return nil
 		},
@@ -299,7 +299,7 @@ it is run with --approve.`,
 						}
 						return &exitError{code: exitToolError, err: fmt.Errorf("%s not upgraded; run again with --approve to accept", n)}
 					}
-					return &exitError{code: exitToolError, err: err}
+					return &exitError{code: exitToolError, err: withTrustHint(err)}
 				}
 				for _, e2 := range got {
 					if e2.Digest == e.Digest {
@@ -660,4 +660,16 @@ func (g *globals) restrictUnknownSigners(in *install.Installer, cfg *skillhost.C
 		return gr, changed || len(why) > 0
 	}
 	return nil
+}
+
+// withTrustHint says, after an unsigned or untrusted source's error, how
+// an operator who means it goes on.
+func withTrustHint(err error) error {
+	switch {
+	case errors.Is(err, install.ErrUnsigned):
+		return fmt.Errorf("%w\n(ask its publisher for a signature; to install it unsigned, where it runs without network, writable mounts or services, add --allow-unsigned)", err)
+	case errors.Is(err, sign.ErrUntrusted):
+		return fmt.Errorf("%w\n(trust its signer with --trusted-key FILE, or keys or identities in [trust] of skillhost.toml)", err)
+	}
+	return err
 }

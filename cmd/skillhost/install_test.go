@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,5 +256,20 @@ modules:
 	shown.Ceiling = nil
 	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown.Effective.AllowedHosts) != 1 || shown.Ceiling != nil {
 		t.Fatalf("without the ceiling: %s %v", r.stdout, err)
+	}
+}
+
+// An unsigned remote source is refused with what to do about it.
+func TestUnsignedRemoteSaysHow(t *testing.T) {
+	ws := t.TempDir()
+	t.Setenv("SKILLHOST_CONFIG", filepath.Join(ws, "skillhost.toml"))
+	os.WriteFile(filepath.Join(ws, "skillhost.toml"), nil, 0o644)
+	bare := filepath.Join(t.TempDir(), "skills.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	r := cli(t, "", "install", "git+file://"+bare)
+	if r.code != 1 || !strings.Contains(r.stderr, "without a signature") || !strings.Contains(r.stderr, "--allow-unsigned") {
+		t.Fatalf("install of an unsigned git source: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
