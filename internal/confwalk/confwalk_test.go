@@ -22,7 +22,8 @@ type section struct {
 	Wait    time.Duration `toml:"wait"`
 	Sub     subsection    `toml:"sub"`
 	Custom  string        `toml:"custom"`
-	hidden  int
+	// Wait2 has no tag: it is no key of the section.
+	Wait2 time.Duration
 }
 
 type subsection struct {
@@ -107,7 +108,7 @@ on = true
 	f := false
 	want := section{Enabled: &f, Mode: "session", Max: 5, Names: []string{"a", "b"}, Wait: 2 * time.Second,
 		Custom: "X", Sub: subsection{Entries: 7, On: true}}
-	if d := cmp.Diff(want, s, cmp.AllowUnexported(section{})); d != "" {
+	if d := cmp.Diff(want, s); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
@@ -220,7 +221,7 @@ func TestFill(t *testing.T) {
 	file := section{Enabled: &tr, Mode: "run", Max: 3, Names: []string{"a"}, Sub: subsection{Entries: 9}}
 	confwalk.Fill(&mine, file)
 	want := section{Enabled: &f, Mode: "run", Max: 3, Names: []string{}, Sub: subsection{Entries: 9, On: true}}
-	if d := cmp.Diff(want, mine, cmp.AllowUnexported(section{})); d != "" {
+	if d := cmp.Diff(want, mine); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
