@@ -4,7 +4,12 @@
 // that section, which reads it with the Walker: by hand, key by key (Table,
 // Str, Bounded, Enum, Strings, Duration…), or with Decode, which fills a
 // plain Go struct from its `toml:"…"` tags and then calls its Validate
-// method.
+// method. An owner registers its section type with Register, at init: the
+// rules its tags cannot say (one bounds table, enums, fixed and refused
+// keys, a hand-written reader) and the top-level name the file's reader
+// routes to it (NewSection). Check holds a Go value to the same bounds and
+// enums, and Fill gives the fields an embedder left zero the file's
+// values.
 //
 // Every problem is reported, not only the first: each is an *Error naming
 // the file, the line of the key and its dotted path ("FILE:LINE: message"),
