@@ -123,7 +123,7 @@ func findMutants(rel string, src []byte, funcs *regexp.Regexp) ([]mutant, error)
 		out = append(out, mutant{
 			file: rel, fn: fn, op: op, start: start, end: end, repl: repl,
 			line: pos.Line, col: pos.Column, orig: orig, site: st, slot: len(st.ids) - 1,
-			key: fmt.Sprintf("%s:%s: %s: %s => %s", rel, fn, op, orig, collapse(repl)),
+			key: strings.TrimRight(fmt.Sprintf("%s:%s: %s: %s => %s", rel, fn, op, orig, collapse(repl)), " "),
 		})
 	}
 
