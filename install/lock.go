@@ -109,6 +109,11 @@ func (l *Lock) Write(file string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	// A file to commit and review, not a secret.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(buf.Bytes()); err != nil {
 		tmp.Close()
 		return err

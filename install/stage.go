@@ -30,7 +30,8 @@ type Installer struct {
 	// Limits bound each archive fetched and unpacked.
 	Limits ArchiveLimits
 	// Client fetches https:// sources; nil is a client with a one-minute
-	// timeout.
+	// timeout that follows redirects to https only. A download redirected
+	// to plain http is refused whichever client fetched it.
 	Client *http.Client
 	// GitCABundle, when set, are the PEM certificates git sources over
 	// https:// are verified against instead of the system's.
@@ -89,7 +90,19 @@ func (in *Installer) client() *http.Client {
 	if in.Client != nil {
 		return in.Client
 	}
-	return &http.Client{Timeout: time.Minute}
+	return &http.Client{Timeout: time.Minute, CheckRedirect: httpsOnly}
+}
+
+// httpsOnly refuses a redirect to anything but https, before the
+// request is sent; and more than ten redirects, as net/http does.
+func httpsOnly(req *http.Request, via []*http.Request) error {
+	if req.URL.Scheme != "https" {
+		return fmt.Errorf("%w: redirected to %s: plain http is not used", ErrBadSource, req.URL.Redacted())
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
 }
 
 // unit is one skill or pack found in a staged tree.

@@ -493,3 +493,25 @@ func TestInstallAPluginOfAMarketplace(t *testing.T) {
 		}
 	}
 }
+
+// A download redirected to plain http is refused; the lock is a file to
+// commit (0644), not a secret.
+func TestRedirectToHTTPAndLockMode(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("x")) }))
+	defer plain.Close()
+	srv := httptest.NewTLSServer(http.RedirectHandler(plain.URL+"/pdf.tar.gz", http.StatusFound))
+	defer srv.Close()
+	in := newInstaller(t)
+	in.Client = srv.Client()
+	if _, err := in.Install(context.Background(), install.Request{Source: srv.URL + "/pdf.tar.gz"}); err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Fatalf("a redirect to http: %v", err)
+	}
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{"SKILL.md": skillMD("pdf", "x")})
+	if _, err := in.Install(context.Background(), install.Request{Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(in.LockFile); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("lock mode %v, %v", st.Mode(), err)
+	}
+}
