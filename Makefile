@@ -68,7 +68,7 @@ test-short:
 # the files internal/mutate/targets.go lists, runs the tests that hold
 # them, and fails on each change no test noticed and
 # internal/mutate/survivors.txt does not explain. MUTATE_TARGETS picks
-# targets (egress,sandboxfs,rewrite,host,registry,server,packs); the
+# targets (egress,sandboxfs,rewrite,host,registry,server,install,sign,tenancy,packs); the
 # working tree is never written (go test -overlay).
 MUTATE_TARGETS ?=
 MUTATE_JOBS ?= 2

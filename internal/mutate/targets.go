@@ -113,6 +113,30 @@ var targets = []target{
 		short: true,
 	},
 	{
+		name: "install",
+		pkg:  "install",
+		// What keeps a source's bytes off the disk unless they are safe,
+		// pinned and trusted: the archive's entries, the digests, the
+		// lock's check, signatures under the policy, the approval of
+		// capabilities and the sources' names.
+		files: []string{"unpack.go", "digest.go", "lock.go", "trust.go", "caps.go", "git.go"},
+		funcs: `^(unpacker\.(name|claim|claimDir|parents|file|dir|count|tar|zip)|Unpack|contentDigest|parseDigest|checkDigest|ReadLock|Lock\.Check|validName|Policy\.(allowed|checkSignature|Trusts)|Restrict|Capabilities\.Beyond|parseGit)$`,
+		also: []extra{
+			{file: "install/stage.go", funcs: `^(Installer\.Install|validateUnit|Installer\.lockDir)$`, match: `Beyond|Signer|locked|Approve|CheckModule|ErrNoExport|validName|allowed|checkDigest|ErrUnsigned`},
+		},
+		run:   `^(TestUnpack\w*|TestContentDigestVectors|TestBuild\w*|TestLockCheckFindsChanges|TestBeyond|TestRestrictAndTrusts|TestSignedInstalls|TestSignerChangeNeedsApproval|TestParseGitSources|TestUpgradeThatAsksForMoreNeedsApproval|TestInstallRefusesWhatDoesNotLoad|TestAKilledInstallIsCleanedUp|TestInstallAFolder|TestInstallChoosesFromASourceOfSeveral|TestInstallAnArchiveURL|TestInstallFromAWellKnownIndex|TestSyncReproducesTheLock|TestRedirectToHTTPAndLockMode|TestInstallAPluginOfAMarketplace)$`,
+		short: true,
+	},
+	{
+		name:  "sign",
+		pkg:   "install/sign",
+		files: []string{"sign.go"},
+		// Whose signature is trusted: keys, revocations, keyless
+		// identities.
+		funcs: `^(Trust\.(Verify|verify|verifyKeyed|verifyKeyless|verifyKeylessWith)|parsePublic|parsePrivate)$`,
+		short: true,
+	},
+	{
 		name: "tenancy",
 		pkg:  "tenancy",
 		// Whose a pack is, what a tenant may see and use, and what New
