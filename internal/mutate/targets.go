@@ -124,7 +124,7 @@ var targets = []target{
 		also: []extra{
 			{file: "install/stage.go", funcs: `^(Installer\.Install|validateUnit|Installer\.lockDir)$`, match: `Beyond|Signer|locked|Approve|CheckModule|ErrNoExport|validName|allowed|checkDigest|ErrUnsigned`},
 		},
-		run:   `^(TestUnpack\w*|TestContentDigestVectors|TestBuild\w*|TestLockCheckFindsChanges|TestBeyond|TestRestrictAndTrusts|TestSignedInstalls|TestSignerChangeNeedsApproval|TestParseGitSources|TestUpgradeThatAsksForMoreNeedsApproval|TestInstallRefusesWhatDoesNotLoad|TestAKilledInstallIsCleanedUp|TestInstallAFolder|TestInstallChoosesFromASourceOfSeveral|TestInstallAnArchiveURL|TestInstallFromAWellKnownIndex|TestSyncReproducesTheLock|TestRedirectToHTTPAndLockMode|TestInstallAPluginOfAMarketplace)$`,
+		run:   `^(TestUnpack\w*|TestContentDigestVectors|TestBuild\w*|TestLockCheckFindsChanges|TestBeyond|TestRestrictAndTrusts|TestSignedInstalls|TestSignerChangeNeedsApproval|TestParseGitSources|TestUpgradeThatAsksForMoreNeedsApproval|TestInstallRefusesWhatDoesNotLoad|TestAKilledInstallIsCleanedUp|TestInstallAFolder|TestInstallChoosesFromASourceOfSeveral|TestInstallAnArchiveURL|TestInstallFromAWellKnownIndex|TestSyncReproducesTheLock|TestRedirectToHTTPAndLockMode|TestInstallAPluginOfAMarketplace|TestReadLockRefusals|TestUninstallNames|TestRequestDigests|TestEntryNameLimits|TestArchiveRootEntries|TestFolderEntries|TestCollisionMessages|TestZipEdges|TestBrokenStreams|TestContentDigestSortsWholePaths|TestLockCheckEdges|TestPolicyHostLists|TestOutdated\\w*)$`,
 		short: true,
 	},
 	{
