@@ -16,7 +16,9 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/install"
+	"github.com/skillhost/skillhost/install/sign"
 )
 
 // The edges of the installer's rules, each a change to a rule that no
@@ -367,5 +369,74 @@ func TestPolicyHostLists(t *testing.T) {
 	bare, _, _ := gitRepo(t)
 	if _, err := in.Install(ctx, install.Request{Source: "git+file://" + bare + "/skills/alpha"}); err != nil {
 		t.Errorf("a file:// repository under a git host list: %v", err)
+	}
+}
+
+func TestTrustsAndRestrictEdges(t *testing.T) {
+	p := &install.Policy{Trust: &sign.Trust{Identities: []sign.Identity{{Issuer: "https://iss.example", Subject: "ci@acme.example"}}}}
+	for _, c := range []struct {
+		id, issuer string
+		want       bool
+	}{
+		{"ci@acme.example", "https://iss.example", true},
+		{"other@acme.example", "https://iss.example", false},
+		{"", "https://iss.example", false},
+		{"ci@acme.example", "", false},
+	} {
+		if got := p.Trusts(c.id, c.issuer); got != c.want {
+			t.Errorf("Trusts(%q, %q) = %v", c.id, c.issuer, got)
+		}
+	}
+	if (&install.Policy{}).Trusts("sha256:"+strings.Repeat("ab", 32), "") {
+		t.Error("a policy without a Trust trusts a key")
+	}
+	// An identity with an empty subject trusts no one whose subject is
+	// empty: there is no "any signer".
+	empty := &install.Policy{Trust: &sign.Trust{Identities: []sign.Identity{{Issuer: "https://iss.example"}}}}
+	if empty.Trusts("", "https://iss.example") || empty.Trusts("x", "https://iss.example") {
+		t.Error("an identity without a subject trusts someone")
+	}
+	// Each way out is withheld on its own.
+	if g, why := install.Restrict(host.Grant{AllowPrivateNetwork: true}); g.AllowPrivateNetwork || len(why) != 1 {
+		t.Errorf("private network alone: %+v %q", g, why)
+	}
+	if g, why := install.Restrict(host.Grant{AllowedHosts: []string{"a.example"}}); len(g.AllowedHosts) != 0 || len(why) != 1 {
+		t.Errorf("hosts alone: %+v %q", g, why)
+	}
+}
+
+// Signatures and policies at their edges: no policy needs no signature,
+// a policy that does not require one lets an unsigned remote source in,
+// a policy with no Trust refuses any signature, and an entry the lock
+// approved unsigned is put back unsigned under a signing policy.
+func TestSignaturePolicyEdges(t *testing.T) {
+	ctx := context.Background()
+	data := tarGz(t, entry{name: "pdf/SKILL.md", body: skillMD("pdf", "x")})
+	srv := serve(t, map[string][]byte{"/pdf.tar.gz": data})
+	url := srv.URL + "/pdf.tar.gz"
+
+	in := newInstaller(t)
+	in.Client = srv.Client()
+	if _, err := in.Install(ctx, install.Request{Source: url}); err != nil {
+		t.Fatalf("no policy: %v", err)
+	}
+	in.Policy = &install.Policy{RequireSignature: true}
+	os.RemoveAll(filepath.Join(in.Dir, "pdf"))
+	if _, err := in.Sync(ctx); err != nil {
+		t.Fatalf("putting back an entry approved unsigned: %v", err)
+	}
+	in2 := newInstaller(t)
+	in2.Client, in2.Policy = srv.Client(), &install.Policy{RequireSignature: false, Trust: &sign.Trust{}}
+	if _, err := in2.Install(ctx, install.Request{Source: url}); err != nil {
+		t.Fatalf("a policy that requires no signature: %v", err)
+	}
+
+	signer := newSigner(t)
+	file := skillArchive(t, "pdf", "y")
+	signer.signFile(t, file)
+	in3 := newInstaller(t)
+	in3.Policy = &install.Policy{RequireSignature: true}
+	if _, err := in3.Install(ctx, install.Request{Source: file}); !errors.Is(err, sign.ErrUntrusted) {
+		t.Fatalf("a signature under a policy with no Trust: %v", err)
 	}
 }
