@@ -13,6 +13,7 @@ package tenancy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -114,7 +115,11 @@ func New(shared []string, tenants ...Tenant) (*Set, error) {
 			bad("tenant %q is defined twice", t.ID)
 			continue
 		}
+		// The Set keeps copies: a caller that changes its slices or maps
+		// afterwards changes nothing a run sees.
 		t.set = s
+		t.Packs, t.Tools, t.DenyTools = slices.Clone(t.Packs), slices.Clone(t.Tools), slices.Clone(t.DenyTools)
+		t.Grants = maps.Clone(t.Grants)
 		for _, p := range t.Packs {
 			if other, ok := s.owners[p]; ok && other.ID != t.ID {
 				bad("pack %q is a pack of tenants %q and %q; a pack belongs to one tenant — list it in [server] shared_packs to give it to every tenant", p, other.ID, t.ID)

@@ -125,6 +125,23 @@ func TestAllowed(t *testing.T) {
 	}
 }
 
+// A Set keeps its own copies: changing what was given to New afterwards
+// gives no tenant another's pack, nor a denied tool.
+func TestNewCopies(t *testing.T) {
+	a := tenancy.Tenant{ID: "a", Packs: []string{"alpha"}, DenyTools: []string{"secret_*"}, Grants: map[string]packs.PackGrant{"alpha": {}}}
+	s, err := tenancy.New(nil, a, tenancy.Tenant{ID: "b", Packs: []string{"beta"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Packs[0], a.DenyTools[0] = "beta", "other"
+	a.Grants["beta"] = packs.PackGrant{}
+	tn := s.Tenant("a")
+	if tn.Allows("beta", "beta_go") || tn.Allows("alpha", "secret_x") || len(tn.Grants) != 1 || s.Owner("beta") != tenancy.OwnedBy("b") ||
+		tn.Packs[0] != "alpha" || tn.DenyTools[0] != "secret_*" {
+		t.Error("a change to New's arguments reached the Set")
+	}
+}
+
 // A Set lists its tenants by id, whatever their order; the nil Set has
 // none and owns nothing.
 func TestSetTenants(t *testing.T) {
