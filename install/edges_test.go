@@ -440,3 +440,82 @@ func TestSignaturePolicyEdges(t *testing.T) {
 		t.Fatalf("a signature under a policy with no Trust: %v", err)
 	}
 }
+
+// Every way a reference reads, with what it reads as or why it is
+// refused: the source kinds do not fall into one another.
+func TestSourceReadings(t *testing.T) {
+	t.Chdir(t.TempDir()) // no local folder shadows a shorthand
+	for _, c := range []struct {
+		in, kind, ref, rev, sub, err string
+	}{
+		{in: "owner", err: "no such folder"},
+		{in: "a/b c", err: "no such folder"},
+		{in: "a/../b", err: "no such folder"},
+		{in: "owner/repo@v1:x", err: "no such folder"},
+		{in: "@v1", err: "no such folder"},
+		{in: "owner/repo@bad..rev", err: "is not a tag"},
+		{in: "owner/repo@-x", err: "is not a tag"},
+		{in: "owner/repo@v1", kind: install.KindGit, ref: "https://github.com/owner/repo.git", rev: "v1"},
+		{in: "git.example.org/team/repo.git/sub", kind: install.KindGit, ref: "https://git.example.org/team/repo.git", sub: "sub"},
+		{in: "gitlab.com/team/repo/sub", kind: install.KindGit, ref: "https://gitlab.com/team/repo.git", sub: "sub"},
+		{in: "git.example.org/team/repo", err: "no such folder"},
+		{in: "https://github.com/owner", err: "owner/repo"},
+		{in: "https://git.example/a.git?x=1", err: "no user, query or fragment"},
+		{in: "https://git.example/a.git#x", err: "no user, query or fragment"},
+		{in: "https://u@git.example/a.git", err: "user"},
+		{in: "https://u:p@github.com/a/b", err: "user"},
+		{in: "git+https:///a.git", err: "names its host"},
+		{in: "file://host/srv/repo.git", err: "on this machine"},
+		{in: "file:///", err: "on this machine"},
+		{in: "file://localhost/srv/x.git", kind: install.KindGit, ref: "file://localhost/srv/x.git"},
+		{in: "https://github.com/a/b/blob/main/x", kind: install.KindGit, ref: "https://github.com/a/b.git", rev: "main", sub: "x"},
+		{in: "https://github.com/a/b/tree/main", kind: install.KindGit, ref: "https://github.com/a/b.git", rev: "main"},
+		{in: "https://github.com/a/b/other/x", kind: install.KindGit, ref: "https://github.com/a/b.git", sub: "other/x"},
+		{in: "https://git.example/a/b.git/x/../../y", err: "not a clean relative path"},
+		{in: "https://git.example/team/repo.git", kind: install.KindGit, ref: "https://git.example/team/repo.git"},
+		{in: "https://github.com/a/b/releases/download/v1/x.tar.gz", kind: install.KindURL},
+		{in: "https://git.example/team/repo", kind: install.KindWellKnown},
+		{in: "oci://registry.example/a/b", kind: install.KindOCI, ref: "registry.example/a/b:latest"},
+		{in: "ftp://x.example/a.tar.gz", err: "scheme"},
+		{in: "http://x.example/a.tar.gz", err: "plain http"},
+		{in: "https://x.example/site#frag", err: "fragment"},
+		{in: "https://x.example/site#sha256=" + strings.Repeat("ab", 32), err: "pins an archive"},
+		{in: "", err: "empty"},
+	} {
+		s, err := install.ParseSource(c.in)
+		switch {
+		case c.err != "":
+			if err == nil || !errors.Is(err, install.ErrBadSource) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %+v, %v; want an error saying %q", c.in, s, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", c.in, err)
+		case s.Kind != c.kind || (c.ref != "" && s.Ref != c.ref) || s.Rev != c.rev || s.Subpath != c.sub:
+			t.Errorf("%q: %+v; want kind %s ref %s rev %q sub %q", c.in, s, c.kind, c.ref, c.rev, c.sub)
+		}
+	}
+}
+
+func TestBeyondEdges(t *testing.T) {
+	approved := install.Capabilities{Paths: []string{"/ro:ro", "/rw:rw"}, Ceilings: install.Ceilings{Timeout: "2s", MaxFuel: 100, MaxWrite: 100, MaxHTTP: 100}}
+	for _, c := range []struct {
+		asks install.Capabilities
+		want int
+	}{
+		{install.Capabilities{Paths: []string{"/ro:ro", "/rw:ro", "/rw:rw"}}, 0},
+		{install.Capabilities{Paths: []string{"/ro:rw"}}, 1},
+		{install.Capabilities{Paths: []string{"/other:ro"}}, 1},
+		{install.Capabilities{Ceilings: install.Ceilings{Timeout: "2s", MaxFuel: 100, MaxWrite: 100, MaxHTTP: 100}}, 0},
+		{install.Capabilities{Ceilings: install.Ceilings{MaxFuel: 101}}, 1},
+		{install.Capabilities{Ceilings: install.Ceilings{MaxWrite: 101}}, 1},
+		{install.Capabilities{Ceilings: install.Ceilings{MaxHTTP: 101}}, 1},
+	} {
+		if got := c.asks.Beyond(approved); len(got) != c.want {
+			t.Errorf("%+v: %q, want %d", c.asks, got, c.want)
+		}
+	}
+	// Nothing approved: any limit is more.
+	if got := (install.Capabilities{Ceilings: install.Ceilings{Timeout: "1s", MaxWrite: 1}}).Beyond(install.Capabilities{}); len(got) != 2 {
+		t.Errorf("limits over no approval: %q", got)
+	}
+}
