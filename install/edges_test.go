@@ -519,3 +519,24 @@ func TestBeyondEdges(t *testing.T) {
 		t.Errorf("limits over no approval: %q", got)
 	}
 }
+
+// Limits are inclusive: a file of exactly MaxFileBytes, archives of
+// exactly MaxFiles entries and MaxBytes bytes unpack.
+func TestLimitsAreInclusive(t *testing.T) {
+	exact := strings.Repeat("e", 4096)
+	lim := install.ArchiveLimits{MaxFiles: 2, MaxFileBytes: 4096, MaxBytes: 8192}
+	for format, make := range map[string]func(testing.TB, ...entry) []byte{"tar.gz": tarGz, "zip": zipOf} {
+		if _, u, err := unpack(t, make(t, entry{name: "a", body: exact}, entry{name: "b", body: exact}), lim); err != nil || u.Bytes != 8192 {
+			t.Errorf("%s at the limits: %+v, %v", format, u, err)
+		}
+		if _, _, err := unpack(t, make(t, entry{name: "a", body: exact + "x"}), lim); !errors.Is(err, install.ErrTooLarge) {
+			t.Errorf("%s one byte over: %v", format, err)
+		}
+	}
+	// A symbolic link in a zip is named as one.
+	_, _, err := unpack(t, zipOf(t, entry{name: "l", typ: '2', link: "/etc/passwd"}), install.ArchiveLimits{})
+	var ee *install.EntryError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Why, "symbolic link") {
+		t.Errorf("a zip symlink: %v", err)
+	}
+}

@@ -288,6 +288,16 @@ func TestUnpackNeedsAnEmptyFolder(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "a")); string(got) != "old" {
 		t.Fatalf("the file already there was overwritten: %q", got)
 	}
+	// A folder holding other files is refused too, before anything is
+	// written.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "b"), []byte("old"), 0o644)
+	if _, err := install.Unpack(file, other, install.ArchiveLimits{}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("unpacked into a folder holding another file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "a")); err == nil {
+		t.Fatal("a was written into a folder that was not empty")
+	}
 }
 
 // The digest is the one other installers pin: these vectors are theirs.
