@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/skillhost/skillhost/internal/jsonobj"
 )
 
 // Keys of a tool's schemas, as pack.yaml writes them; ToolSchemaError.Field
@@ -181,7 +183,7 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 		}
 		return nil, fail(nil, kindOf(doc), wantObjectRoot)
 	}
-	root, _ := members(doc) // valid JSON, an object: members cannot fail
+	root, _ := jsonobj.Members(doc) // valid JSON, an object: members cannot fail
 	if output && !objectTyped(root, doc) {
 		return raw, nil
 	}
@@ -189,18 +191,18 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 	var errs []error
 	typeEnd, hasProperties := -1, false
 	for _, m := range root {
-		v := doc[m.start:m.end]
-		at := []string{m.key}
-		switch m.key {
+		v := doc[m.Start:m.End]
+		at := []string{m.Key}
+		switch m.Key {
 		case "type":
 			if output {
 				continue // an output schema is checked only when its type says "object"
 			}
-			typeEnd = m.end
+			typeEnd = m.End
 			if rewrite, got := fitRootType(v); got != "" {
 				errs = append(errs, fail(at, got, wantObjectType))
 			} else if rewrite != "" {
-				edits = append(edits, edit{m.start, m.end, rewrite})
+				edits = append(edits, edit{m.Start, m.End, rewrite})
 			}
 		case "properties":
 			hasProperties = true
@@ -208,16 +210,16 @@ func fitSchema(field string, raw json.RawMessage) (json.RawMessage, error) {
 				errs = append(errs, fail(at, kindOf(v), wantPropertiesMap))
 				continue
 			}
-			props, _ := members(v)
+			props, _ := jsonobj.Members(v)
 			for _, p := range props {
-				pv := v[p.start:p.end]
+				pv := v[p.Start:p.End]
 				switch {
 				case string(pv) == "true":
-					edits = append(edits, edit{m.start + p.start, m.start + p.end, anyValueSchema})
+					edits = append(edits, edit{m.Start + p.Start, m.Start + p.End, anyValueSchema})
 				case string(pv) == "false":
-					edits = append(edits, edit{m.start + p.start, m.start + p.end, noValueSchema})
+					edits = append(edits, edit{m.Start + p.Start, m.Start + p.End, noValueSchema})
 				case pv[0] != '{':
-					errs = append(errs, fail([]string{m.key, p.key}, kindOf(pv), wantSchemaObject))
+					errs = append(errs, fail([]string{m.Key, p.Key}, kindOf(pv), wantSchemaObject))
 				}
 			}
 		case "required":
@@ -278,10 +280,10 @@ func rootObjectEdits(doc []byte, members bool, typeEnd int, hasProperties bool) 
 // the places it is written: a key written twice is read differently by
 // different decoders, so a schema any of them may send as an object
 // schema is checked.
-func objectTyped(root []member, doc []byte) bool {
+func objectTyped(root []jsonobj.Member, doc []byte) bool {
 	for _, m := range root {
 		var s string
-		if m.key == "type" && json.Unmarshal(doc[m.start:m.end], &s) == nil && s == "object" {
+		if m.Key == "type" && json.Unmarshal(doc[m.Start:m.End], &s) == nil && s == "object" {
 			return true
 		}
 	}
@@ -311,37 +313,6 @@ func fitRootType(v []byte) (rewrite, got string) {
 		return "", "the list " + string(compactRaw(v)) + `, without "object"`
 	}
 	return "", kindOf(v)
-}
-
-// member is one member of a JSON object: its key and where its value
-// lies in the object's bytes.
-type member struct {
-	key        string
-	start, end int
-}
-
-// members lists the members of the JSON object obj in document order, a
-// key written twice as often as it is written.
-func members(obj []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil { // {
-		return nil, err
-	}
-	var out []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		end := int(dec.InputOffset())
-		out = append(out, member{key: key, start: end - len(v), end: end})
-	}
-	return out, nil
 }
 
 // kindOf names the JSON type of a value, for messages: "an array",

@@ -26,6 +26,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/internal/jsonobj"
 	"github.com/skillhost/skillhost/packs"
 )
 
@@ -1003,17 +1004,17 @@ func ownSchemaID(schema json.RawMessage, tool string) json.RawMessage {
 	if len(schema) == 0 || !bytes.Contains(schema, []byte(`"$id"`)) {
 		return schema
 	}
-	root, err := schemaMembers(schema)
+	root, err := jsonobj.Members(schema)
 	if err != nil {
 		return schema
 	}
 	sum := sha256.Sum256(schema)
 	id, _ := json.Marshal(schemaIDBase + url.PathEscape(tool) + "/" + hex.EncodeToString(sum[:8]) + "/schema.json")
 	for _, m := range root {
-		if m.key != "$id" {
+		if m.Key != "$id" {
 			continue
 		}
-		old := schema[m.start:m.end]
+		old := schema[m.Start:m.End]
 		var oldID string
 		if json.Unmarshal(old, &oldID) != nil {
 			return schema
@@ -1022,9 +1023,9 @@ func ownSchemaID(schema json.RawMessage, tool string) json.RawMessage {
 			return schema
 		}
 		out := make([]byte, 0, len(schema)+len(id))
-		out = append(out, schema[:m.start]...)
+		out = append(out, schema[:m.Start]...)
 		out = append(out, id...)
-		return append(out, schema[m.end:]...)
+		return append(out, schema[m.End:]...)
 	}
 	out := make([]byte, 0, len(schema)+len(id)+8)
 	out = append(out, '{')
@@ -1034,34 +1035,4 @@ func ownSchemaID(schema json.RawMessage, tool string) json.RawMessage {
 		out = append(out, ',')
 	}
 	return append(out, schema[1:]...)
-}
-
-// schemaMember is one member of a JSON object: its key and where its
-// value is.
-type schemaMember struct {
-	key        string
-	start, end int
-}
-
-// schemaMembers lists the members of the JSON object obj in order.
-func schemaMembers(obj []byte) ([]schemaMember, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	var out []schemaMember
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		end := int(dec.InputOffset())
-		out = append(out, schemaMember{key: key, start: end - len(v), end: end})
-	}
-	return out, nil
 }
