@@ -622,9 +622,18 @@ func (g *globals) restrictUnknownSigners(in *install.Installer, cfg *skillhost.C
 	if err != nil || len(lock.Entries) == 0 {
 		return err
 	}
-	pol, err := g.policy(&trustFlags{}, false)
+	// The engine reads the same file: it is read once, here, and handed
+	// over.
+	op := cfg.Operator
+	if op == nil {
+		if op, err = packs.LoadConfig(cfg.ConfigFile); err != nil {
+			return usageErr("%v", err)
+		}
+		cfg.Operator = op
+	}
+	pol, err := install.PolicyOf(trustconf.Of(op))
 	if err != nil {
-		return err
+		return usageErr("%v", err)
 	}
 	if !pol.RestrictUnknown {
 		return nil
